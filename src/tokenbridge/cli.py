@@ -1,0 +1,81 @@
+"""``tokenbridge serve`` (vLLM's flag names) and ``tokenbridge parsers``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def _json_arg(value: str):
+    try:
+        v = json.loads(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from e
+    if not isinstance(v, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return v
+
+
+def _default_workers() -> int:
+    return 1
+
+
+def serve_parser(sub) -> argparse.ArgumentParser:
+    from tokenbridge.parsers import registry
+
+    p = sub.add_parser("serve", help="serve the render/derender API for one model")
+    p.add_argument("model", help="a local model folder or a Hugging Face hub id")
+    p.add_argument("--host", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--served-model-name", nargs="+", default=None)
+    p.add_argument("--tokenizer", default=None)
+    p.add_argument("--tokenizer-mode", choices=["auto", "hf", "slow", "mistral"], default="auto")
+    p.add_argument("--chat-template", default=None)
+    p.add_argument("--chat-template-content-format", choices=["auto", "string", "openai"], default="auto")
+    p.add_argument("--default-chat-template-kwargs", type=_json_arg, default=None)
+    p.add_argument("--trust-request-chat-template", action="store_true")
+    p.add_argument("--tool-call-parser", choices=registry.tool_names(), default=None, metavar="NAME")
+    p.add_argument("--enable-auto-tool-choice", action="store_true")
+    p.add_argument("--reasoning-parser", choices=registry.reasoning_names(), default=None, metavar="NAME")
+    p.add_argument("--max-model-len", type=int, default=None)
+    p.add_argument("--generation-config", default="auto")
+    p.add_argument("--max-logprobs", type=int, default=20)
+    p.add_argument("--api-key", default=os.environ.get("VLLM_API_KEY"))
+    p.add_argument("--workers", type=int, default=None, help="processes sharing the port (default: 1)")
+    p.add_argument("--max-body-bytes", type=int, default=64 * 1024 * 1024)
+    return p
+
+
+def run_serve(args) -> int:
+    from tokenbridge.server.run import serve
+
+    return serve(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="tokenbridge")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    serve_parser(sub)
+    pp = sub.add_parser("parsers", help="list the reasoning and tool-call parser names")
+    pp.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if args.cmd == "serve":
+        return run_serve(args)
+    from tokenbridge.parsers import registry
+
+    doc = registry.describe()
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        for kind in ("tool", "reasoning"):
+            print(f"{kind} parsers:")
+            for e in doc[kind]:
+                alias = f" (aliases: {', '.join(e['aliases'])})" if e["aliases"] else ""
+                print(f"  {e['name']}{alias}  [{e['family']}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""``ServeConfig``: the server flags render and derender consult, parsed once by the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ServeConfig:
+    tool_call_parser: str | None = None
+    reasoning_parser: str | None = None
+    enable_auto_tool_choice: bool = False
+    chat_template_content_format: str = "auto"
+    default_chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+    trust_request_chat_template: bool = False
+    max_logprobs: int = 20
+    api_key: str | None = None
+    max_body_bytes: int = 64 * 1024 * 1024
+    max_n_sequences: int = 1024

@@ -1,0 +1,1 @@
+"""Engine output (token ids) -> OpenAI responses, one shot or one chunk at a time."""

@@ -1,0 +1,139 @@
+"""Chat derender: ``GenerateResponse`` -> ``ChatCompletionResponse`` (and streamed chunks)."""
+
+from __future__ import annotations
+
+import time
+
+from tokenbridge.config import ServeConfig
+from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens
+from tokenbridge.derender.logprobs import chat_logprobs, chat_top_limit
+from tokenbridge.derender.parsing import build_choice_parser, has_parser
+from tokenbridge.model.context import ModelContext
+from tokenbridge.parsers.base import Delta
+from tokenbridge.protocol.engine import DerenderChatRequest
+from tokenbridge.protocol.errors import bad_request, validation_error
+
+
+def finish_reason(engine_reason: str | None, tool_choice, tool_calls_made: bool) -> str:
+    reason = engine_reason or "stop"
+    if tool_calls_made and reason == "stop" and not isinstance(tool_choice, dict):
+        return "tool_calls"
+    return reason
+
+
+def accumulate(deltas: list[Delta]) -> tuple[str, str, list[dict]]:
+    content = "".join(d.content for d in deltas)
+    reasoning = "".join(d.reasoning for d in deltas)
+    calls: dict[int, dict] = {}
+    for d in deltas:
+        for tc in d.tool_calls:
+            c = calls.setdefault(tc.index, {"id": tc.id, "name": "", "arguments": ""})
+            if c["id"] is None:
+                c["id"] = tc.id
+            c["name"] += tc.name or ""
+            c["arguments"] += tc.arguments
+    return content, reasoning, [calls[i] for i in sorted(calls)]
+
+
+def handle(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest):
+    if req.stream:
+        from tokenbridge.derender import stream
+
+        return stream.chat_chunk(model, cfg, req)
+    if req.generate_response is None:
+        raise validation_error("body.DerenderChatRequest.generate_response", "missing", "Field required")
+    return derender_chat(model, cfg, req)
+
+
+def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) -> dict:
+    gen = req.generate_response
+    chat_req = req.chat_request
+    parsed = has_parser(cfg)
+    if parsed and chat_req is None:
+        raise bad_request(
+            "chat_request is required when a tool or reasoning parser is configured because plain "
+            "detokenization would leak raw parser markup into content."
+        )
+    check_choices(model, cfg, gen.choices)
+    prompt_ids = req.prompt_token_ids if req.prompt_token_ids is not None else gen.prompt_token_ids
+    check_prompt_ids(model, prompt_ids)
+    skip_special = skip_special_tokens(chat_req, parsed)
+    hide_metadata = parsed and not chat_req.include_reasoning
+    return_ids = chat_req is not None and bool(chat_req.return_token_ids) and not hide_metadata
+    top_limit = chat_top_limit(chat_req)
+    tok = model.tokenizer
+    choices = []
+    for c in gen.choices:
+        text, stop_reason = decode_choice(model, c, chat_req, prompt_ids, skip_special)
+        lp = None
+        if c.logprobs is not None and not hide_metadata:
+            lp, _ = chat_logprobs(tok, c.logprobs, top_limit, [])
+        message = {
+            "role": "assistant",
+            "content": text,
+            "refusal": None,
+            "annotations": None,
+            "audio": None,
+            "function_call": None,
+        }
+        calls = []
+        if parsed:
+            # vLLM hands its parser the prompt ids of the generate response only.
+            p = build_choice_parser(model, cfg, chat_req, gen.prompt_token_ids)
+            content, reasoning, calls = accumulate([p.feed(text, list(c.token_ids)), p.finish()])
+            if p.forced:
+                content = content or ""
+            elif not content:
+                content = None
+            message["content"] = content
+            if calls:
+                message["tool_calls"] = [
+                    {"id": tc["id"], "type": "function", "function": {"name": tc["name"], "arguments": tc["arguments"]}}
+                    for tc in calls
+                ]
+            message["reasoning"] = reasoning or None
+        else:
+            message["reasoning"] = None
+        tool_choice = chat_req.tool_choice if chat_req is not None else None
+        choices.append(
+            {
+                "index": c.index,
+                "message": message,
+                "logprobs": lp if chat_req is not None and chat_req.logprobs else None,
+                "finish_reason": finish_reason(c.finish_reason, tool_choice, bool(calls)),
+                "stop_reason": stop_reason,
+                "token_ids": list(c.token_ids) if return_ids else None,
+                "routed_experts": None,
+                "weight_versions": None,
+            }
+        )
+    completion_tokens = sum(len(c.token_ids or ()) for c in gen.choices)
+    prompt_tokens = req.prompt_tokens or 0
+    return {
+        "id": gen.request_id if gen.request_id is not None else _random_uuid(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": req.model or model.served_names[0],
+        "choices": choices,
+        "service_tier": None,
+        "system_fingerprint": None,
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens": completion_tokens,
+            "prompt_tokens_details": None,
+            "completion_tokens_details": None,
+        },
+        "prompt_logprobs": gen.prompt_logprobs,
+        "prompt_token_ids": gen.prompt_token_ids if return_ids else None,
+        "prompt_text": None,
+        "kv_transfer_params": gen.kv_transfer_params,
+        "ec_transfer_params": None,
+        "metrics": gen.metrics,
+    }
+
+
+def _random_uuid() -> str:
+    import secrets
+
+    return secrets.token_hex(16)

@@ -1,0 +1,85 @@
+"""Shared one-shot steps: bounds checks before any decoding, and a choice's final text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokenbridge.config import ServeConfig
+from tokenbridge.derender.detokenizer import Detokenizer
+from tokenbridge.derender.stops import drop_stop_token, find_stop_string, stop_strings
+from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol.engine import GenerateChoice
+from tokenbridge.protocol.errors import bad_request
+
+
+def check_choices(model: ModelContext, cfg: ServeConfig, choices: list[GenerateChoice]) -> None:
+    """vLLM's limits, checked before any decode."""
+    if len(choices) > cfg.max_n_sequences:
+        raise bad_request(f"Too many choices ({len(choices)}); at most {cfg.max_n_sequences} are allowed.")
+    for c in choices:
+        n = len(c.token_ids or ())
+        if n > model.max_model_len:
+            raise bad_request(
+                f"token_ids length ({n}) in choice {c.index} exceeds max_model_len ({model.max_model_len})."
+            )
+        if c.logprobs is not None and c.logprobs.content is not None:
+            if len(c.logprobs.content) > model.max_model_len:
+                raise bad_request(f"logprobs length in choice {c.index} exceeds max_model_len ({model.max_model_len}).")
+            for e in c.logprobs.content:
+                if len(e.top_logprobs) > max(cfg.max_logprobs, 0) + 1:
+                    raise bad_request(
+                        f"top_logprobs length ({len(e.top_logprobs)}) in choice {c.index} exceeds max_logprobs ({cfg.max_logprobs})."
+                    )
+    for c in choices:
+        if not c.token_ids:
+            raise bad_request(f"choice {c.index} has empty or null token_ids")
+
+
+def check_prompt_ids(model: ModelContext, prompt_ids: list[int] | None) -> None:
+    if prompt_ids is not None and len(prompt_ids) > model.max_model_len:
+        raise bad_request(
+            f"prompt_token_ids length ({len(prompt_ids)}) exceeds max_model_len ({model.max_model_len})."
+        )
+
+
+def decode_choice(
+    model: ModelContext,
+    choice: GenerateChoice,
+    request: Any,
+    prompt_ids: list[int] | None,
+    skip_special: bool,
+) -> tuple[str, Any]:
+    """The text the engine would have returned and the ``stop_reason`` (vLLM's ``_decode_output``)."""
+    tok = model.tokenizer
+    reported = choice.stop_reason
+    ids, stop_reason = drop_stop_token(
+        list(choice.token_ids or ()),
+        choice.finish_reason,
+        choice.stop_reason,
+        request,
+        tok.eos_token_id,
+        model.eos_token_ids,
+    )
+    if choice.finish_reason != "stop" or isinstance(reported, int):
+        stops: list[str] = []
+    elif isinstance(reported, str):
+        stops = [reported]
+    else:
+        stops = stop_strings(request)
+    min_tokens = request.min_tokens if request is not None else 0
+    detok = Detokenizer(tok, skip_special).seed(prompt_ids)
+    head = detok.feed(ids[:min_tokens])
+    tail = detok.feed(ids[min_tokens:])
+    text = head + tail
+    include = request is not None and request.include_stop_str_in_output
+    match = find_stop_string(text, len(tail), stops, include)
+    if match is None:
+        return text, stop_reason
+    stop_reason, cut = match
+    return (text if cut == -1 else text[:cut]), stop_reason
+
+
+def skip_special_tokens(request: Any, preserve_special: bool) -> bool:
+    if preserve_special:
+        return False
+    return request is None or request.skip_special_tokens is not False

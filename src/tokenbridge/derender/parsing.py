@@ -1,0 +1,117 @@
+"""Builds a choice's parser from the server flags and the chat request, and gates its output.
+
+``ChoiceParser`` wraps the family parsers with what vLLM does around them for every family:
+the ``tool_choice`` mode, ``parallel_tool_calls``, tool-call ids, ``include_reasoning``, and
+content that is only whitespace (dropped when calls were made, so it is held until decided).
+The same object serves one-shot and streamed derender.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from tokenbridge.config import ServeConfig
+from tokenbridge.model.context import ModelContext
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
+from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice
+from tokenbridge.parsers.output import OutputParser
+from tokenbridge.protocol.openai import ChatCompletionRequest
+from tokenbridge.render.chat import effective_tool_choice, history_tool_call_count, template_kwargs
+
+
+def new_tool_call_id() -> str:
+    return f"chatcmpl-tool-{secrets.token_hex(8)}"
+
+
+def has_parser(cfg: ServeConfig) -> bool:
+    return bool(cfg.tool_call_parser or cfg.reasoning_parser)
+
+
+def forces_tool_calls(choice: Any) -> bool:
+    return isinstance(choice, dict) or choice == "required"
+
+
+class ChoiceParser:
+    __slots__ = ("inner", "forced", "parallel", "ws", "calls", "started_calls")
+
+    def __init__(self, inner: OutputParser, forced: bool, parallel: bool) -> None:
+        self.inner = inner
+        self.forced = forced
+        self.parallel = parallel
+        self.ws = ""  # leading content that is only whitespace so far
+        self.calls = False  # a tool call was emitted
+        self.started_calls = 0  # indexes that already got their id
+
+    def _gate(self, d: Delta, final: bool) -> Delta:
+        calls = []
+        for tc in d.tool_calls:
+            if not self.parallel and tc.index > 0:
+                continue
+            if tc.index >= self.started_calls:
+                self.started_calls = tc.index + 1
+                if tc.id is None:
+                    tc = ToolCallDelta(tc.index, tc.name, tc.arguments, new_tool_call_id())
+            calls.append(tc)
+        if calls:
+            self.calls = True
+        content = d.content
+        if self.ws is not None:
+            pending = self.ws + content
+            if pending.strip():
+                self.ws, content = None, pending
+            else:
+                self.ws, content = pending, ""
+                if final and not self.calls:
+                    content, self.ws = pending, None
+        return Delta(content, d.reasoning, calls)
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        return self._gate(self.inner.feed(text, token_ids), False)
+
+    def finish(self) -> Delta:
+        return self._gate(self.inner.finish(), True)
+
+    def snapshot(self) -> list:
+        return [self.inner.snapshot(), self.ws, self.calls, self.started_calls]
+
+    def restore(self, snap: list) -> None:
+        if not isinstance(snap, list) or len(snap) != 4:
+            raise ValueError("bad parser state")
+        self.inner.restore(snap[0])
+        self.ws = snap[1] if isinstance(snap[1], str) else None
+        self.calls, self.started_calls = bool(snap[2]), int(snap[3])
+
+
+def build_choice_parser(
+    model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, prompt_ids: list[int] | None
+) -> ChoiceParser:
+    choice = effective_tool_choice(req)
+    kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
+    ctx = ParseContext(
+        tools=req.tools,
+        tool_choice=choice,
+        parallel_tool_calls=req.parallel_tool_calls is not False,
+        include_reasoning=req.include_reasoning,
+        chat_template_kwargs=kwargs,
+        prompt_token_ids=list(prompt_ids) if prompt_ids is not None else None,
+        history_tool_call_cnt=history_tool_call_count(req.messages),
+        vocab=model.tokenizer,
+    )
+    rcls = registry.get_reasoning_parser(cfg.reasoning_parser) if cfg.reasoning_parser else None
+    tcls = registry.get_tool_parser(cfg.tool_call_parser) if cfg.tool_call_parser else None
+    tool = None
+    if tcls is not None:
+        named = isinstance(choice, dict)
+        required = choice == "required"
+        if choice == "none":
+            tool = DropToolCalls(tcls(ctx)) if tcls.engine_based else None
+        elif named and tcls.supports_required_and_named:
+            tool = NamedToolChoice(ctx)
+        elif required and tcls.supports_required_and_named:
+            tool = RequiredToolChoice(ctx)
+        elif cfg.enable_auto_tool_choice and req.tools:
+            tool = tcls(ctx)
+    inner = OutputParser(ctx, rcls(ctx) if rcls else None, tool)
+    return ChoiceParser(inner, forces_tool_calls(choice), ctx.parallel_tool_calls)

@@ -1,0 +1,75 @@
+"""Chat templates rendered the way transformers' ``apply_chat_template`` renders them.
+
+A sandboxed Jinja2 environment with HF's filters and globals (``tojson`` with its key order
+and spacing, ``raise_exception``, ``strftime_now``, the ``generation`` block tag, loop
+controls), compiled once per template string.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+from jinja2.ext import Extension
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+
+class TemplateError(ValueError):
+    """The template raised (``raise_exception``) or failed to render."""
+
+
+class _GenerationTag(Extension):
+    """``{% generation %}…{% endgeneration %}`` marks assistant spans; rendering ignores it."""
+
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("_render", []), [], [], body).set_lineno(lineno)
+
+    def _render(self, caller):
+        return caller()
+
+
+def _raise_exception(message: str):
+    raise TemplateError(message)
+
+
+def _tojson(x: Any, ensure_ascii: bool = False, indent=None, separators=None, sort_keys: bool = False):
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _strftime_now(fmt: str) -> str:
+    return datetime.now().strftime(fmt)
+
+
+@lru_cache(maxsize=1)
+def environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=[_GenerationTag, "jinja2.ext.loopcontrols"],
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    return env
+
+
+@lru_cache(maxsize=32)
+def compile_template(source: str) -> jinja2.Template:
+    return environment().from_string(source)
+
+
+def render(source: str, **context: Any) -> str:
+    try:
+        return compile_template(source).render(**context)
+    except TemplateError:
+        raise
+    except jinja2.TemplateError as e:
+        raise TemplateError(str(e)) from e

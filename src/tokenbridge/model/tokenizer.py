@@ -1,0 +1,159 @@
+"""Tokenizer backends with the few operations render and derender need.
+
+``HFTokenizer`` wraps a ``tokenizer.json`` through ``tokenizers``; special-token rules follow
+transformers (``all_special_ids`` are the named tokens of ``tokenizer_config.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+
+def _token_content(tok: Any) -> str | None:
+    if isinstance(tok, dict):
+        return tok.get("content")
+    return tok if isinstance(tok, str) else None
+
+
+def _bytes_to_unicode() -> dict[str, int]:
+    """GPT-2's byte <-> printable-char table, inverted: char -> byte."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+    bs += list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+class HFTokenizer:
+    """A ``tokenizer.json`` tokenizer with transformers-compatible special-token handling."""
+
+    kind = "hf"
+
+    def __init__(self, folder: Path, config: dict) -> None:
+        from tokenizers import Tokenizer
+
+        self.folder = folder
+        self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        # Encoding must not pad or truncate behind our back.
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        self.config = config
+        spec = json.loads(self._tok.to_str())
+        self.byte_level = (spec.get("decoder") or {}).get("type") == "ByteLevel"
+        self._decoder = self._tok.decoder
+        self.added_vocab: dict[str, int] = {
+            a["content"]: a["id"] for a in spec.get("added_tokens", [])
+        }
+        self.vocab_size = self._tok.get_vocab_size(with_added_tokens=True)
+        self.special_tokens: dict[str, str] = {}
+        names: list[str] = []
+        for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
+            c = _token_content(config.get(key))
+            if c is not None:
+                self.special_tokens[key] = c
+                names.append(c)
+        for t in config.get("additional_special_tokens") or []:
+            c = _token_content(t)
+            if c is not None:
+                names.append(c)
+        extra = config.get("extra_special_tokens") or {}
+        for t in extra.values() if isinstance(extra, dict) else extra:
+            c = _token_content(t)
+            if c is not None:
+                names.append(c)
+        self.all_special_ids: frozenset[int] = frozenset(
+            i for i in (self._tok.token_to_id(n) for n in names) if i is not None
+        )
+        self.eos_token_id = self.token_to_id(self.special_tokens.get("eos_token", ""))
+        self.bos_token_id = self.token_to_id(self.special_tokens.get("bos_token", ""))
+        self._char_byte = _bytes_to_unicode() if self.byte_level else None
+        self.token_bytes = lru_cache(maxsize=None)(self._token_bytes)
+        self.piece_text = lru_cache(maxsize=65536)(self._piece_text)
+        self._space_marker = _leading_space_marker(spec)
+
+    # encode / vocab -------------------------------------------------------------------------
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+
+    def encode_with_offsets(self, text: str, add_special_tokens: bool = False):
+        enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
+        return enc.ids, enc.offsets
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = False) -> list[list[int]]:
+        return [e.ids for e in self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)]
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._tok.token_to_id(token) if token else None
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return self._tok.id_to_token(token_id)
+
+    def ids_to_tokens(self, ids: list[int], skip_special_tokens: bool = False) -> list[str]:
+        """transformers' ``convert_ids_to_tokens``; unknown ids become ``""``."""
+        special = self.all_special_ids if skip_special_tokens else ()
+        out = []
+        for i in ids:
+            if i in special:
+                continue
+            t = self._tok.id_to_token(i) if 0 <= i < self.vocab_size else None
+            out.append(t or "")
+        return out
+
+    def tokens_to_string(self, tokens: list[str]) -> str:
+        return self._decoder.decode(tokens) if self._decoder else "".join(tokens)
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        ids = [i for i in ids if 0 <= i < self.vocab_size]
+        return self._tok.decode(ids, skip_special_tokens=skip_special_tokens)
+
+    def _piece_text(self, token_id: int) -> str | None:
+        """One token decoded alone, as logprobs show it (None when not in the vocab).
+
+        SentencePiece's decoder strips a leading space; vLLM restores it from the raw piece.
+        """
+        raw = self._tok.id_to_token(token_id) if 0 <= token_id < self.vocab_size else None
+        if raw is None:
+            return None
+        text = self._tok.decode([token_id], skip_special_tokens=False)
+        marker = self._space_marker
+        if marker:
+            n = len(raw) - len(raw.lstrip(marker))
+            have = len(text) - len(text.lstrip(" "))
+            if n > have:
+                text = " " * (n - have) + text
+        return text
+
+    def _token_bytes(self, token_id: int) -> bytes:
+        """Raw bytes of one byte-level token (the fast detokenizer path)."""
+        tok = self._tok.id_to_token(token_id) if 0 <= token_id < self.vocab_size else None
+        if not tok:
+            return b""
+        table = self._char_byte
+        out = bytearray()
+        for ch in tok:
+            b = table.get(ch)
+            if b is None:
+                out += ch.encode("utf-8")
+            else:
+                out.append(b)
+        return bytes(out)
+
+
+def _leading_space_marker(spec: dict) -> str | None:
+    pre = spec.get("pre_tokenizer") or {}
+    if pre.get("type") == "Metaspace":
+        return pre.get("replacement", "\u2581")
+    if pre.get("type") == "Sequence":
+        for sub in pre.get("pretokenizers", []):
+            if sub.get("type") == "Metaspace":
+                return sub.get("replacement", "\u2581")
+    return None

@@ -1,0 +1,1 @@
+"""Reasoning and tool-call parsers behind one streaming interface."""

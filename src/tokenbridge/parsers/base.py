@@ -1,0 +1,133 @@
+"""The streaming-first parser interface shared by every reasoning and tool-call family.
+
+One-shot parsing is ``feed(all)`` followed by ``finish()``: there is no second code path, so
+a result cannot depend on how the output was chunked. A parser holds back only what it cannot
+decide yet; ``snapshot()`` returns that hold-back plus a few flags as plain msgpack-able data,
+never the output so far, so a stream's state stays small.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+import msgspec
+
+
+class ToolCallDelta(msgspec.Struct, omit_defaults=True):
+    """A piece of one tool call: ``name`` (and ``id``) arrive once, ``arguments`` in fragments.
+
+    ``id`` is set only by families whose ids are part of the format (Kimi's
+    ``functions.name:idx``, Mistral's 9-character ids); derender assigns the rest.
+    """
+
+    index: int
+    name: str | None = None
+    arguments: str = ""
+    id: str | None = None
+
+
+class Delta(msgspec.Struct, omit_defaults=True):
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCallDelta] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.content or self.reasoning or self.tool_calls)
+
+
+class Vocab(Protocol):
+    """What a parser may ask of the tokenizer: ids of marker tokens, and their text."""
+
+    def token_to_id(self, token: str) -> int | None: ...
+
+    def id_to_token(self, token_id: int) -> str | None: ...
+
+
+class ParseContext(msgspec.Struct):
+    """Everything a parser may know about the request; built once per choice."""
+
+    tools: list[dict] | None = None
+    tool_choice: Any = "none"
+    parallel_tool_calls: bool = True
+    include_reasoning: bool = True
+    chat_template_kwargs: dict = {}
+    prompt_token_ids: list[int] | None = None  # None: the caller did not send them
+    history_tool_call_cnt: int = 0
+    vocab: Any = None  # a Vocab; Any keeps the struct free of tokenizer types
+    # The configured reasoning parser's name (None: none). vLLM's engine-based tool parsers
+    # keep reasoning markup in content as text only when no reasoning parser is configured.
+    reasoning_parser: str | None = None
+
+    def tool_names(self) -> set[str]:
+        return {
+            (t.get("function") or {}).get("name")
+            for t in (self.tools or [])
+            if isinstance(t, dict)
+        }
+
+    def kwarg(self, key: str, default: Any = None) -> Any:
+        return (self.chat_template_kwargs or {}).get(key, default)
+
+
+class ReasoningParser:
+    """Splits output text into reasoning and content.
+
+    ``feed`` returns ``(reasoning, content)`` for the text it can decide now.
+    """
+
+    name: ClassVar[str] = ""
+    #: What vLLM's one-shot answer holds for a field that came out empty: ``None`` (null)
+    #: or ``""`` (e.g. R1's reasoning, the identity parser's content). Read after ``finish``.
+    empty_reasoning: str | None = None
+    empty_content: str | None = None
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.ctx = ctx
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """Render's ``reasoning_ended``: is reasoning already closed by the prompt?"""
+        return False
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def finish(self) -> tuple[str, str]:
+        return "", ""
+
+    def snapshot(self) -> Any:
+        return None
+
+    def restore(self, snap: Any) -> None:
+        if snap is not None:
+            raise ValueError("unexpected reasoning parser state")
+
+
+class ToolParser:
+    """Extracts tool calls from post-reasoning text; what is not a call is content.
+
+    ``supports_required_and_named``: False for families whose calls cannot be forced into
+    vLLM's JSON form, so ``required``/named choices fall back to this parser.
+    ``engine_based``: vLLM's engine-backed parsers also run under ``tool_choice="none"``
+    (markup is stripped from content, calls dropped).
+    """
+
+    name: ClassVar[str] = ""
+    supports_required_and_named: ClassVar[bool] = True
+    engine_based: ClassVar[bool] = False
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.ctx = ctx
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        raise NotImplementedError
+
+    def finish(self) -> Delta:
+        return Delta()
+
+    def snapshot(self) -> Any:
+        return None
+
+    def restore(self, snap: Any) -> None:
+        if snap is not None:
+            raise ValueError("unexpected tool parser state")

@@ -1,0 +1,97 @@
+"""``tool_choice`` modes that are not a family format: a named function and ``required``.
+
+vLLM constrains the output to JSON for these, so parsing does not depend on the family:
+a named choice's whole content is the arguments; ``required`` is a JSON list of
+``{"name", "parameters"}`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.text import dumps_args
+
+
+class NamedToolChoice(ToolParser):
+    """Streams the content as the arguments of the named function once it is non-blank."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.fn = (ctx.tool_choice.get("function") or {}).get("name")
+        self.pending = ""
+        self.started = False
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        if self.started:
+            return Delta(tool_calls=[ToolCallDelta(0, arguments=text)]) if text else Delta()
+        self.pending += text
+        if not self.pending.strip():
+            return Delta()
+        self.started = True
+        args, self.pending = self.pending, ""
+        return Delta(tool_calls=[ToolCallDelta(0, name=self.fn, arguments=args)])
+
+    def finish(self) -> Delta:
+        return Delta()
+
+    def snapshot(self):
+        return [self.pending, self.started]
+
+    def restore(self, snap) -> None:
+        self.pending, self.started = str(snap[0]), bool(snap[1])
+
+
+class RequiredToolChoice(ToolParser):
+    """Holds the JSON list until the end: a partial list cannot be validated."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.buf = ""
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        self.buf += text
+        return Delta()
+
+    def finish(self) -> Delta:
+        try:
+            items = json.loads(self.buf)
+        except ValueError:
+            return Delta()
+        if not isinstance(items, list) or not all(
+            isinstance(i, dict) and isinstance(i.get("name"), str) and isinstance(i.get("parameters", {}), (dict, type(None)))
+            for i in items
+        ):
+            return Delta()
+        return Delta(
+            tool_calls=[
+                ToolCallDelta(n, name=i["name"], arguments=dumps_args(i.get("parameters")))
+                for n, i in enumerate(items)
+            ]
+        )
+
+    def snapshot(self):
+        return self.buf
+
+    def restore(self, snap) -> None:
+        self.buf = str(snap)
+
+
+class DropToolCalls(ToolParser):
+    """``tool_choice="none"`` on an engine-based family: its content, never its calls."""
+
+    def __init__(self, inner: ToolParser) -> None:
+        super().__init__(inner.ctx)
+        self.inner = inner
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        return Delta(content=self.inner.feed(text, token_ids).content)
+
+    def finish(self) -> Delta:
+        return Delta(content=self.inner.finish().content)
+
+    def snapshot(self):
+        return self.inner.snapshot()
+
+    def restore(self, snap) -> None:
+        self.inner.restore(snap)

@@ -1,0 +1,67 @@
+"""One choice's output parser: reasoning decides first, then tools see the rest.
+
+The same object serves one-shot derender (one ``feed`` then ``finish``) and streaming
+(one ``feed`` per chunk, state carried by ``snapshot``/``restore``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolParser
+
+
+class OutputParser:
+    __slots__ = ("ctx", "reasoning", "tool")
+
+    def __init__(
+        self,
+        ctx: ParseContext,
+        reasoning: ReasoningParser | None,
+        tool: ToolParser | None,
+    ) -> None:
+        self.ctx = ctx
+        self.reasoning = reasoning
+        self.tool = tool
+
+    def _route(self, reasoning: str, content: str, token_ids: list[int], final: bool) -> Delta:
+        if self.tool is not None:
+            d = self.tool.feed(content, token_ids) if content or not final else Delta()
+            if final:
+                tail = self.tool.finish()
+                d = Delta(d.content + tail.content, "", d.tool_calls + tail.tool_calls)
+        else:
+            d = Delta(content=content)
+        if reasoning and self.ctx.include_reasoning:
+            d.reasoning = reasoning
+        return d
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        if self.reasoning is None:
+            return self._route("", text, token_ids, False)
+        r, c = self.reasoning.feed(text, token_ids)
+        return self._route(r, c, token_ids, False)
+
+    def finish(self) -> Delta:
+        if self.reasoning is None:
+            return self._route("", "", [], True)
+        r, c = self.reasoning.finish()
+        return self._route(r, c, [], True)
+
+    def snapshot(self) -> list[Any]:
+        return [
+            self.reasoning.snapshot() if self.reasoning else None,
+            self.tool.snapshot() if self.tool else None,
+        ]
+
+    def restore(self, snap: list[Any]) -> None:
+        if not isinstance(snap, list) or len(snap) != 2:
+            raise ValueError("bad parser state")
+        if self.reasoning is not None:
+            self.reasoning.restore(snap[0])
+        elif snap[0] is not None:
+            raise ValueError("bad parser state")
+        if self.tool is not None:
+            self.tool.restore(snap[1])
+        elif snap[1] is not None:
+            raise ValueError("bad parser state")

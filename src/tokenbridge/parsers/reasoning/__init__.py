@@ -1,0 +1,1 @@
+"""Reasoning parser families; each module registers its names."""

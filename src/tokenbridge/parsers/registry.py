@@ -1,0 +1,104 @@
+"""Name -> parser class, for tool-call and reasoning parsers, with every alias users paste.
+
+Family modules register themselves with ``@tool_parser(...)`` / ``@reasoning_parser(...)``;
+``load_all()`` imports every module under ``parsers.tool`` and ``parsers.reasoning``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+
+from tokenbridge.parsers.base import ReasoningParser, ToolParser
+
+
+@dataclass
+class Entry:
+    name: str
+    cls: type
+    family: str
+    aliases: list[str] = field(default_factory=list)
+
+
+TOOL: dict[str, Entry] = {}
+REASONING: dict[str, Entry] = {}
+_ALIAS_TOOL: dict[str, str] = {}
+_ALIAS_REASONING: dict[str, str] = {}
+_loaded = False
+
+
+def _register(table, alias_table, name, aliases, family):
+    def deco(cls):
+        entry = Entry(name, cls, family or name, list(aliases))
+        if name in table or name in alias_table:
+            raise RuntimeError(f"parser name registered twice: {name}")
+        table[name] = entry
+        for a in aliases:
+            if a in alias_table or a in table:
+                raise RuntimeError(f"parser alias registered twice: {a}")
+            alias_table[a] = name
+        return cls
+
+    return deco
+
+
+def tool_parser(name: str, *aliases: str, family: str | None = None):
+    return _register(TOOL, _ALIAS_TOOL, name, aliases, family)
+
+
+def reasoning_parser(name: str, *aliases: str, family: str | None = None):
+    return _register(REASONING, _ALIAS_REASONING, name, aliases, family)
+
+
+def load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import tokenbridge.parsers.reasoning as r
+    import tokenbridge.parsers.tool as t
+
+    for pkg in (t, r):
+        for mod in pkgutil.iter_modules(pkg.__path__):
+            if not mod.name.startswith("_"):
+                importlib.import_module(f"{pkg.__name__}.{mod.name}")
+
+
+def _lookup(table, alias_table, name):
+    load_all()
+    key = alias_table.get(name, name)
+    return table.get(key)
+
+
+def get_tool_parser(name: str) -> type[ToolParser] | None:
+    e = _lookup(TOOL, _ALIAS_TOOL, name)
+    return e.cls if e else None
+
+
+def get_reasoning_parser(name: str) -> type[ReasoningParser] | None:
+    e = _lookup(REASONING, _ALIAS_REASONING, name)
+    return e.cls if e else None
+
+
+def tool_names() -> list[str]:
+    load_all()
+    return sorted([*TOOL, *_ALIAS_TOOL])
+
+
+def reasoning_names() -> list[str]:
+    load_all()
+    return sorted([*REASONING, *_ALIAS_REASONING])
+
+
+def describe() -> dict:
+    """The ``tokenbridge parsers --json`` document."""
+    load_all()
+
+    def rows(table):
+        return [
+            {"name": e.name, "aliases": e.aliases, "family": e.family}
+            for e in sorted(table.values(), key=lambda e: e.name)
+        ]
+
+    return {"tool": rows(TOOL), "reasoning": rows(REASONING)}

@@ -1,0 +1,1 @@
+"""Tool-call parser families; each module registers its names."""

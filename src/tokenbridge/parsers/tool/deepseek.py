@@ -1,0 +1,142 @@
+"""DeepSeek V3 / V3.1 tool calls, written between special-token separators.
+
+    V3:   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
+    V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
+
+vLLM reads the whole output: with ``<｜tool▁calls▁begin｜>`` anywhere, every call-shaped span
+(anywhere in the text) is a call and its arguments are passed through verbatim; the content
+is what precedes the section (V3 adds what follows its last end marker). A V3 call whose type
+is not ``function`` turns the whole output back into content. Text before the first marker
+is therefore decided at once; from the first marker on it is held until ``finish()``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import find_first, partial_suffix
+
+CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+CALLS_END = "<｜tool▁calls▁end｜>"
+CALL_BEGIN = "<｜tool▁call▁begin｜>"
+CALL_END = "<｜tool▁call▁end｜>"
+SEP = "<｜tool▁sep｜>"
+
+_e = re.escape
+
+
+@dataclass(frozen=True)
+class Format:
+    """One DeepSeek call syntax.
+
+    ``call``: a call; groups ``type`` (optional), ``name``, ``args``. ``triggers``: markers
+    from which on text cannot be decided before the end. ``keep_tail``: the text after the
+    last ``CALLS_END`` is content too.
+    """
+
+    call: re.Pattern[str]
+    triggers: tuple[str, ...]
+    keep_tail: bool
+
+
+FORMATS: dict[str, Format] = {
+    # Type and name are single lines (the name runs to the line end); the arguments sit in
+    # a json code fence and may span lines.
+    "deepseek_v3": Format(
+        re.compile(
+            f"{_e(CALL_BEGIN)}(?P<type>.*){_e(SEP)}(?P<name>.*)\\n```json\\n"
+            f"(?P<args>[\\s\\S]*?)\\n```{_e(CALL_END)}"
+        ),
+        (CALLS_BEGIN, CALL_BEGIN, CALLS_END),
+        True,
+    ),
+    "deepseek_v31": Format(
+        re.compile(f"{_e(CALL_BEGIN)}(?P<name>.*?){_e(SEP)}(?P<args>[\\s\\S]*?){_e(CALL_END)}"),
+        (CALLS_BEGIN, CALL_BEGIN),
+        False,
+    ),
+}
+
+
+def extract(fmt: Format, text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``(content, [(name, arguments)])`` of a complete output, as vLLM computes it."""
+    start = text.find(CALLS_BEGIN)
+    if start == -1:
+        return text, []
+    calls = []
+    for m in fmt.call.finditer(text):
+        if "type" in fmt.call.groupindex and m.group("type") != "function":
+            return text, []
+        calls.append((m.group("name"), m.group("args")))
+    content = text[:start]
+    if fmt.keep_tail:
+        end = text.rfind(CALLS_END)
+        if end != -1:
+            content += text[end + len(CALLS_END):]
+    return content, calls
+
+
+class DeepSeekToolParser(ToolParser):
+    """Streams content up to the first tool marker, then decides the rest at ``finish()``."""
+
+    format: Format = FORMATS["deepseek_v3"]
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._held = ""
+        self._holding = False
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        self._held += text
+        if self._holding:
+            return Delta()
+        pos, _ = find_first(self._held, self.format.triggers)
+        if pos != -1:
+            self._holding = True
+            out, self._held = self._held[:pos], self._held[pos:]
+            return Delta(content=out)
+        keep = partial_suffix(self._held, self.format.triggers)
+        cut = len(self._held) - keep
+        out, self._held = self._held[:cut], self._held[cut:]
+        return Delta(content=out)
+
+    def finish(self) -> Delta:
+        text, self._held = self._held, ""
+        if not text:
+            return Delta()
+        content, calls = extract(self.format, text)
+        return Delta(
+            content=content,
+            tool_calls=[ToolCallDelta(index=i, name=n, arguments=a) for i, (n, a) in enumerate(calls)],
+        )
+
+    def snapshot(self) -> Any:
+        return [self._held, self._holding]
+
+    def restore(self, snap: Any) -> None:
+        if (
+            not isinstance(snap, list)
+            or len(snap) != 2
+            or not isinstance(snap[0], str)
+            or not isinstance(snap[1], bool)
+        ):
+            raise ValueError("bad deepseek tool parser state")
+        self._held, self._holding = snap
+
+
+def _register(name: str, *aliases: str) -> None:
+    cls = type(
+        f"{name.title().replace('_', '')}ToolParser",
+        (DeepSeekToolParser,),
+        {"name": name, "format": FORMATS[name], "__doc__": DeepSeekToolParser.__doc__},
+    )
+    tool_parser(name, *aliases, family="deepseek")(cls)
+
+
+# Aliases: SGLang / SMG / Dynamo / TRT-LLM spellings of the same formats (anchors.md §4).
+_register("deepseek_v3", "deepseekv3", "deepseek")
+_register("deepseek_v31", "deepseekv31", "deepseek31", "deepseek_v3_1", "deepseekv3.1")

@@ -1,0 +1,297 @@
+"""Granite 3.x: ``<|tool_call|>`` (3.0, a special token) or ``<tool_call>`` (3.1, plain text)
+followed by a JSON array of ``{"name", "arguments"}`` objects; no end marker, the ``]`` ends it.
+
+vLLM 0.33 parses this with its declarative engine in JSON-array mode; this module replays the
+engine's one-shot pass over the whole text (held until ``finish()`` like every family of
+:mod:`json_tags`, since leading whitespace and trailing text depend on later calls):
+
+* a lexer matches the markers and the tokenizer's other special tokens (which vanish);
+* after a marker, whitespace is skipped; anything but ``[`` abandons the call region (the
+  marker and skipped whitespace are lost, the rest is content); inside the array, whitespace
+  and ``,`` separate elements, ``]`` closes it, a ``{…}`` element is one call, anything else
+  abandons the region;
+* the name is the first ``"name": "…"`` in the element, the arguments the verbatim text of its
+  top-level ``"arguments"`` object, re-serialized only when the tool schema coerces a value;
+* with calls, content is the text before the first element, ``strip()``-ed; text after it is
+  dropped. ``tool_choice="none"`` keeps every text outside the call regions instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily
+from tokenbridge.parsers.tool.xml_tags import fix_arg_types
+
+MARKERS = ("<|tool_call|>", "<tool_call>")
+_JSON_WS = " \t\r\n"
+_NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
+
+
+def special_token_texts(ctx: ParseContext, keep: tuple[str, ...]) -> list[str]:
+    """The tokenizer's named special tokens other than ``keep``: vLLM's engine drops them."""
+    vocab = ctx.vocab
+    ids = getattr(vocab, "all_special_ids", None) if vocab is not None else None
+    out = []
+    for i in sorted(ids or ()):
+        text = vocab.id_to_token(i)
+        if text and text not in keep:
+            out.append(text)
+    return out
+
+
+def lex(text: str, markers: tuple[str, ...], drops: list[str]) -> list[tuple[bool, str]]:
+    """``(is_marker, text)`` pieces; at each position the longest literal wins, drops vanish."""
+    lits = sorted({*markers, *drops}, key=len, reverse=True)
+    firsts = {lit[0] for lit in lits}
+    marker_set = set(markers)
+    pieces: list[tuple[bool, str]] = []
+    plain_start = i = 0
+    n = len(text)
+    while i < n:
+        if text[i] in firsts:
+            hit = next((lit for lit in lits if text.startswith(lit, i)), None)
+            if hit is not None:
+                if i > plain_start:
+                    pieces.append((False, text[plain_start:i]))
+                if hit in marker_set:
+                    pieces.append((True, hit))
+                i += len(hit)
+                plain_start = i
+                continue
+        i += 1
+    if plain_start < n:
+        pieces.append((False, text[plain_start:]))
+    return pieces
+
+
+class _Element:
+    """Character-level twin of vLLM's argument scanner: depth counts ``{``/``[`` alike."""
+
+    __slots__ = ("body", "depth", "in_str", "esc")
+
+    def __init__(self) -> None:
+        self.body = ""
+        self.depth = 0
+        self.in_str = False
+        self.esc = False
+
+    def push(self, ch: str) -> bool:
+        """Append ``ch``; True when it closed the element object."""
+        self.body += ch
+        if self.esc:
+            self.esc = False
+        elif self.in_str:
+            if ch == "\\":
+                self.esc = True
+            elif ch == '"':
+                self.in_str = False
+        elif ch == '"':
+            self.in_str = True
+        elif ch in "{[":
+            self.depth += 1
+        elif ch in "}]":
+            if self.depth > 0:
+                self.depth -= 1
+            return ch == "}" and self.depth == 0
+        return False
+
+
+def scan(text: str, drops: list[str]) -> tuple[list[str], list[str], list[str], bool]:
+    """One engine pass: (content before the first element, content after it, element bodies,
+    whether any element started)."""
+    before: list[str] = []
+    after: list[str] = []
+    bodies: list[str] = []
+    state = "content"  # content | array_open | array | element
+    elem: _Element | None = None
+    started = False
+
+    def emit(s: str) -> None:
+        (after if started else before).append(s)
+
+    for is_marker, piece in lex(text, MARKERS, drops):
+        if state == "content" and is_marker:
+            state = "array_open"
+            continue
+        for k, ch in enumerate(piece):
+            if state == "content":
+                emit(piece[k:])
+                break
+            if state == "element":
+                if elem.push(ch):
+                    bodies.append(elem.body)
+                    elem = None
+                    state = "array"
+                continue
+            if ch in _JSON_WS:
+                continue
+            if state == "array_open":
+                if ch == "[":
+                    state = "array"
+                    continue
+                state = "content"
+                emit(piece[k:])
+                break
+            if ch == ",":
+                continue
+            if ch == "{":
+                started = True
+                elem = _Element()
+                elem.push(ch)
+                state = "element"
+                continue
+            if ch == "]":
+                state = "content"
+                emit(piece[k + 1 :])
+                break
+            state = "content"
+            emit(piece[k:])
+            break
+    if elem is not None:
+        bodies.append(elem.body)
+    return before, after, bodies, started
+
+
+def member_object(raw: str, key: str) -> str | None:
+    """Verbatim text of the top-level object member ``key`` (possibly unterminated)."""
+    depth = 0
+    in_str = esc = False
+    str_start = -1
+    last: str | None = None
+    for i, ch in enumerate(raw):
+        if esc:
+            esc = False
+            continue
+        if in_str:
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+                if depth == 1:
+                    last = raw[str_start + 1 : i]
+            continue
+        if ch == '"':
+            in_str = True
+            str_start = i
+        elif ch == ":" and depth == 1 and last == key:
+            j = i + 1
+            while j < len(raw) and raw[j] in _JSON_WS:
+                j += 1
+            if j >= len(raw):
+                return None
+            if raw[j] != "{":
+                raise ValueError(f"member {key!r} must be a JSON object")
+            return raw[j : object_end(raw, j)]
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return None
+
+
+def object_end(raw: str, start: int) -> int | None:
+    depth = 0
+    in_str = esc = False
+    for i in range(start, len(raw)):
+        ch = raw[i]
+        if esc:
+            esc = False
+        elif in_str:
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def args_from_envelope(raw: str) -> tuple[Any, str]:
+    """vLLM's fallback reading of a whole element: ``(name, arguments)``."""
+    raw = raw.strip()
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError:
+        return "", raw
+    if not isinstance(parsed, dict):
+        return "", raw
+    name = parsed.get("name", "")
+    for key in ("arguments", "parameters"):
+        if key in parsed:
+            val = parsed[key]
+            return name, val if isinstance(val, str) else json.dumps(val, ensure_ascii=False)
+    rest = {k: v for k, v in parsed.items() if k != "name"}
+    return name, json.dumps(rest, ensure_ascii=False)
+
+
+def element_call(body: str, tools: list[dict] | None) -> tuple[tuple[str, str] | None, bool]:
+    """``(call or None, name found while streaming)`` for one element body."""
+    m = _NAME.search(body)
+    streamed_name = m.group(1) if m and m.group(1) else ""
+    name = streamed_name.strip()
+    if not name:
+        if not body.strip():
+            return None, False
+        fallback_name, args = args_from_envelope(body)
+        if not fallback_name:
+            return None, False
+        if not isinstance(fallback_name, str):
+            return None, False
+        name = fallback_name
+    elif body.strip():
+        try:
+            span = member_object(body, "arguments")
+            args = "{}" if span is None else span
+        except ValueError:
+            args = args_from_envelope(body)[1] if body.strip() else "{}"
+    else:
+        args = "{}"
+    return (name, fix_arg_types(args, name, tools)), bool(streamed_name)
+
+
+def extract_granite(text: str, ctx: ParseContext) -> Extraction:
+    drops = special_token_texts(ctx, MARKERS)
+    before, after, bodies, started = scan(text, drops)
+    suppress = ctx.tool_choice == "none" and bool(ctx.tools)
+    if suppress:
+        return Extraction("".join(before) + "".join(after) or None, [])
+    calls: list[tuple[str, str]] = []
+    any_streamed = False
+    for body in bodies:
+        call, streamed = element_call(body, ctx.tools)
+        any_streamed = any_streamed or streamed
+        if call is not None:
+            calls.append(call)
+    content = "".join(before)
+    if not any_streamed:
+        content += "".join(after)
+    if started and not content.strip():
+        content = ""
+    if calls:
+        content = content.strip()
+    if ctx.tool_choice == "none":
+        return Extraction(content or None, [])
+    return Extraction(content or None, calls)
+
+
+class GraniteToolParser(HeldCallsParser):
+    """vLLM's ``granite`` (engine) tool-call format."""
+
+    family = JsonFamily("granite", extract_granite)
+    # vLLM runs engine-based tool parsers for tool_choice="none" too (they strip call markup),
+    # and maps empty content to null.
+    engine_based: ClassVar[bool] = True
+
+
+tool_parser("granite", family="granite")(GraniteToolParser)

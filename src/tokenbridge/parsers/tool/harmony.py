@@ -1,0 +1,318 @@
+"""gpt-oss Harmony output: channels, ``to=functions.x`` recipients, read from token ids.
+
+vLLM 0.33 does not split Harmony output by text markers. It feeds the output *token ids*
+(all of them, the stop token included) to ``openai_harmony.StreamableParser`` and maps each
+completed assistant message by channel and recipient:
+
+* recipient ``functions.x`` (or any non built-in recipient): a tool call ``x`` whose arguments
+  are ``json.dumps(json.loads(text))`` (``ensure_ascii`` on), or the raw text when it is not
+  JSON or the content type is not JSON. Unknown function names are kept;
+* channel ``analysis``: reasoning (only when a reasoning parser is configured);
+* channel ``final``, or ``commentary`` without recipient: content;
+* anything else (other roles, other channels): dropped.
+
+Non-empty reasoning parts are joined with ``"\\n"``, and so are content parts. A message cut
+off in its content is completed at the end of the output; one cut off in its header makes the
+whole unfinished message (header tokens included) content, decoded as text.
+
+:class:`HarmonyStream` is that reading, one token at a time. It keeps a mirror of the
+parser's state (expecting ``<|start|>``, in a header, in content) so that its snapshot is
+only what rebuilds the parser: the current header and an undecodable UTF-8 tail, never the
+message text already emitted. A tool call's text is held until its message completes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+
+EXPECT_START, HEADER, CONTENT = 0, 1, 2
+IGNORE, REASONING, TEXT, TOOL = 0, 1, 2, 3
+
+MESSAGE_TOKEN = 200008  # <|message|> in o200k_harmony
+BUILTIN_RECIPIENTS = frozenset({"python", "browser", "container"})
+ENCODINGS_ENV = "TIKTOKEN_ENCODINGS_BASE"
+VOCAB_FILE = "o200k_base.tiktoken"
+
+_encoding = None
+
+
+def harmony_encoding(vocab: Any = None):
+    """The process-wide ``HarmonyGptOss`` encoding.
+
+    ``openai_harmony`` reads ``o200k_base.tiktoken`` from ``$TIKTOKEN_ENCODINGS_BASE`` (as
+    vLLM requires); when that is unset and the tokenizer's folder ships the file, use it.
+    """
+    global _encoding
+    if _encoding is None:
+        from openai_harmony import HarmonyEncodingName, load_harmony_encoding
+
+        folder = getattr(vocab, "folder", None)
+        if not os.environ.get(ENCODINGS_ENV) and folder and (Path(folder) / VOCAB_FILE).is_file():
+            os.environ[ENCODINGS_ENV] = str(folder)
+        _encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    return _encoding
+
+
+def normalize_recipient(recipient: str | None) -> str | None:
+    """Drop a ``<|constrain|>…`` suffix that older Harmony versions left in the recipient."""
+    if recipient is None:
+        return None
+    cut = recipient.find("<|constrain|>")
+    if cut == -1:
+        return recipient
+    return recipient[:cut].rstrip() or None
+
+
+def is_function_recipient(recipient: str | None) -> bool:
+    if not recipient or recipient.startswith("<|") or recipient == "assistant":
+        return False
+    if recipient.startswith("functions."):
+        return len(recipient) > len("functions.")
+    return recipient.split(".", 1)[0] not in BUILTIN_RECIPIENTS
+
+
+def tool_arguments(text: str, content_type: str | None) -> str:
+    if content_type is not None and "json" not in content_type:
+        return text
+    try:
+        return json.dumps(json.loads(text))
+    except (ValueError, RecursionError):
+        return text
+
+
+class HarmonyStream:
+    """Incremental Harmony reader producing reasoning, content and whole tool calls."""
+
+    def __init__(self, want_reasoning: bool, want_tools: bool, vocab: Any = None) -> None:
+        self.want_reasoning = want_reasoning
+        self.want_tools = want_tools
+        self.vocab = vocab
+        self.mode = HEADER
+        self.first = True  # no header parsed yet: the parser still presumes the assistant role
+        self.replay: list[int] = []  # rebuilds the parser's state from a fresh one
+        self.replay_assistant = True  # ... constructed with the assistant role
+        self.header_len = 0  # replay[:header_len] is the current message's header
+        self.pending: list[int] = []  # vLLM's unfinished-message tokens (fallback content)
+        self.kind = IGNORE
+        self.tool_name = ""
+        self.content_type: str | None = None
+        self.tool_text = ""
+        self.part_open = False
+        self.reasoning_any = False
+        self.content_any = False
+        self.tool_index = 0
+        self._parser = None
+
+    # parser -------------------------------------------------------------------------------
+
+    def _new_parser(self):
+        from openai_harmony import HarmonyError, Role, StreamableParser
+
+        enc = harmony_encoding(self.vocab)
+        parser = StreamableParser(enc, role=Role.ASSISTANT if self.replay_assistant else None)
+        for t in self.replay:
+            try:
+                parser.process(t)
+            except HarmonyError:
+                pass
+        return parser
+
+    @property
+    def parser(self):
+        if self._parser is None:
+            self._parser = self._new_parser()
+        return self._parser
+
+    # reading ------------------------------------------------------------------------------
+
+    def feed(self, token_ids: list[int]) -> tuple[str, str, list[ToolCallDelta]]:
+        from openai_harmony import HarmonyError, StreamState
+
+        reasoning: list[str] = []
+        content: list[str] = []
+        calls: list[ToolCallDelta] = []
+        if not token_ids:
+            return "", "", calls
+        parser = self.parser
+        enc = harmony_encoding(self.vocab)
+        for t in token_ids:
+            try:
+                parser.process(t)
+                ok = True
+            except HarmonyError:
+                ok = False
+            old = self.mode
+            new = old
+            if not ok or enc.is_special_token(t):
+                new = {
+                    StreamState.EXPECT_START: EXPECT_START,
+                    StreamState.HEADER: HEADER,
+                    StreamState.CONTENT: CONTENT,
+                }[parser.state]
+            self.mode = new
+            if old == CONTENT:
+                if new == CONTENT:
+                    self._content_token(t, parser.last_content_delta, reasoning, content)
+                else:
+                    self._complete(content, calls)
+                continue
+            if new == CONTENT:
+                self.replay.append(t)
+                self._open(parser)
+                continue
+            if self.replay_assistant:
+                self.replay.append(t)
+            elif new == HEADER:
+                self.replay = [*self.replay, t] if old == HEADER else [t]
+            else:
+                self.replay = []
+            if ok:
+                self.pending.append(t)
+        return "".join(reasoning), "".join(content), calls
+
+    def finish(self) -> tuple[str, str, list[ToolCallDelta]]:
+        """The end of the output: complete an open message, or fall back to content."""
+        content: list[str] = []
+        calls: list[ToolCallDelta] = []
+        if self.mode == CONTENT:
+            self._complete(content, calls)
+        elif self.mode == HEADER:
+            text = harmony_encoding(self.vocab).decode(self.pending) if self.pending else ""
+            self._emit_part(text, content, TEXT)
+            self.pending = []
+            self.mode = EXPECT_START
+        self.replay = []
+        return "", "".join(content), calls
+
+    def _open(self, parser) -> None:
+        """A header parsed: classify the message the way vLLM maps completed messages."""
+        from openai_harmony import Role
+
+        self.first = False
+        self.header_len = len(self.replay)
+        self.pending = []
+        recipient = normalize_recipient(parser.current_recipient)
+        channel = parser.current_channel
+        if parser.current_role != Role.ASSISTANT:
+            kind = IGNORE
+        elif is_function_recipient(recipient):
+            kind = TOOL if self.want_tools else IGNORE
+        elif channel == "analysis":
+            kind = REASONING if self.want_reasoning else IGNORE
+        elif channel == "final" or (channel == "commentary" and recipient is None):
+            kind = TEXT
+        else:
+            kind = IGNORE
+        self.kind = kind
+        self.part_open = False
+        self.tool_text = ""
+        self.tool_name = recipient.removeprefix("functions.") if kind == TOOL else ""
+        self.content_type = parser.current_content_type if kind == TOOL else None
+
+    def _content_token(self, t: int, delta: str | None, reasoning: list[str], content: list[str]) -> None:
+        if delta is None:
+            self.replay.append(t)
+            return
+        del self.replay[self.header_len :]
+        if self.kind == TOOL:
+            self.tool_text += delta
+        elif self.kind == REASONING:
+            self._emit_part(delta, reasoning, REASONING)
+        elif self.kind == TEXT:
+            self._emit_part(delta, content, TEXT)
+
+    def _emit_part(self, text: str, out: list[str], kind: int) -> None:
+        if not text:
+            return
+        if not self.part_open:
+            self.part_open = True
+            seen = self.reasoning_any if kind == REASONING else self.content_any
+            if seen:
+                text = "\n" + text
+            if kind == REASONING:
+                self.reasoning_any = True
+            else:
+                self.content_any = True
+        out.append(text)
+
+    def _complete(self, content: list[str], calls: list[ToolCallDelta]) -> None:
+        if self.kind == TOOL:
+            calls.append(
+                ToolCallDelta(
+                    index=self.tool_index,
+                    name=self.tool_name,
+                    arguments=tool_arguments(self.tool_text, self.content_type),
+                )
+            )
+            self.tool_index += 1
+        self.mode = EXPECT_START
+        self.replay = []
+        self.replay_assistant = False
+        self.header_len = 0
+        self.pending = []
+        self.kind = IGNORE
+        self.part_open = False
+        self.tool_text = ""
+        self.tool_name = ""
+        self.content_type = None
+
+    # state --------------------------------------------------------------------------------
+
+    def snapshot(self) -> list[Any]:
+        return [
+            self.mode, self.first, self.replay_assistant, self.replay, self.header_len, self.pending, self.kind,
+            self.tool_name, self.content_type, self.tool_text, self.part_open,
+            self.reasoning_any, self.content_any, self.tool_index,
+        ]
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, list) or len(snap) != 14:
+            raise ValueError("bad harmony parser state")
+        (mode, first, replay_assistant, replay, header_len, pending, kind, tool_name, content_type, tool_text,
+         part_open, reasoning_any, content_any, tool_index) = snap
+        ints = [t for t in (*replay, *pending)]
+        if (
+            mode not in (EXPECT_START, HEADER, CONTENT)
+            or kind not in (IGNORE, REASONING, TEXT, TOOL)
+            or not all(isinstance(t, int) and t >= 0 for t in ints)
+            or not isinstance(header_len, int) or not 0 <= header_len <= len(replay)
+            or not isinstance(tool_index, int) or tool_index < 0
+            or not isinstance(tool_name, str) or not isinstance(tool_text, str)
+            or not (content_type is None or isinstance(content_type, str))
+        ):
+            raise ValueError("bad harmony parser state")
+        self.mode, self.first, self.replay, self.header_len = mode, bool(first), list(replay), header_len
+        self.replay_assistant = bool(replay_assistant)
+        self.pending, self.kind, self.tool_name, self.content_type = list(pending), kind, tool_name, content_type
+        self.tool_text, self.part_open = tool_text, bool(part_open)
+        self.reasoning_any, self.content_any, self.tool_index = bool(reasoning_any), bool(content_any), tool_index
+        self._parser = None
+
+
+@tool_parser("openai", "gpt-oss", "harmony", family="harmony")
+class HarmonyToolParser(ToolParser):
+    """gpt-oss tool calls and content from the token ids; the text is not read."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.stream = HarmonyStream(want_reasoning=False, want_tools=True, vocab=ctx.vocab)
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        _, content, calls = self.stream.feed(token_ids)
+        return Delta(content=content, tool_calls=calls)
+
+    def finish(self) -> Delta:
+        _, content, calls = self.stream.finish()
+        return Delta(content=content, tool_calls=calls)
+
+    def snapshot(self) -> Any:
+        return self.stream.snapshot()
+
+    def restore(self, snap: Any) -> None:
+        self.stream.restore(snap)

@@ -1,0 +1,393 @@
+"""Kimi K2 tool calls: a section of calls whose header is the call id.
+
+    <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0
+    <|tool_call_argument_begin|>{"city": "Tokyo"}<|tool_call_end|><|tool_calls_section_end|>
+
+The id is the header (``functions.NAME:IDX``), the name its part before ``:`` without
+``functions.``. vLLM 0.33 runs this through its declarative parser engine, started in content:
+text before the section is content (``</think>`` and unconfigured special tokens dropped when
+thinking is on); from the section start on nothing is content again. Each call is complete
+at its end marker (or at the end of the output), so it is emitted whole then. Arguments pass
+through stripped, except that string values are coerced to the tool schema's declared types
+(then the object is re-serialized).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import find_first, partial_suffix
+
+THINK_START = "<think>"
+THINK_END = "</think>"
+SECTION_BEGIN = "<|tool_calls_section_begin|>"
+SECTION_END = "<|tool_calls_section_end|>"
+CALL_BEGIN = "<|tool_call_begin|>"
+CALL_END = "<|tool_call_end|>"
+ARG_BEGIN = "<|tool_call_argument_begin|>"
+
+_ID = re.compile(r".+:\d+")
+_NAME_KEY = re.compile(r'"name"\s*:\s*"([^"]*)"')
+
+# Parser states (plain strings keep the snapshot msgpack-able).
+CONTENT, PREAMBLE, NAME, ARGS, BETWEEN = "content", "preamble", "name", "args", "between"
+
+# (state, marker) -> next state; a marker without an entry is text of the state it is in.
+_TRANSITIONS: dict[tuple[str, str], str] = {
+    (CONTENT, SECTION_BEGIN): PREAMBLE,
+    (PREAMBLE, CALL_BEGIN): NAME,
+    (PREAMBLE, SECTION_END): PREAMBLE,
+    (NAME, ARG_BEGIN): ARGS,
+    (ARGS, CALL_END): BETWEEN,
+    (ARGS, SECTION_END): PREAMBLE,
+    (BETWEEN, CALL_BEGIN): NAME,
+    (BETWEEN, SECTION_END): PREAMBLE,
+}
+_DROP = object()
+
+
+def thinking_enabled(ctx: ParseContext) -> bool:
+    thinking, enable = ctx.kwarg("thinking"), ctx.kwarg("enable_thinking")
+    if thinking is None and enable is None:
+        return True
+    return bool(thinking) or bool(enable)
+
+
+def special_token_texts(ctx: ParseContext) -> set[str]:
+    """The tokenizer's named special tokens (vLLM drops them from parsed text)."""
+    vocab = ctx.vocab
+    ids = getattr(vocab, "all_special_ids", None) or ()
+    texts = {vocab.id_to_token(i) for i in ids} if vocab is not None else set()
+    return {t for t in texts if t}
+
+
+# Schema coercion of argument values (vLLM's parser engine `_fix_arg_types`). -------------
+
+_TYPE_ALIASES = {
+    **dict.fromkeys(("str", "text", "varchar", "char", "enum"), "string"),
+    **dict.fromkeys(
+        ("int", "int32", "int64", "uint", "uint32", "uint64", "long", "short", "unsigned"),
+        "integer",
+    ),
+    **dict.fromkeys(("float", "float32", "float64", "double"), "number"),
+    "bool": "boolean",
+    "dict": "object",
+    **dict.fromkeys(("arr", "list", "sequence"), "array"),
+}
+_ENUM_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+               (list, "array"), (dict, "object"))
+
+
+def schema_types(schema: Any) -> set[str]:
+    if not isinstance(schema, dict):
+        return {"string"}
+    types: set[str] = set()
+    t = schema.get("type")
+    if isinstance(t, str):
+        types.add(t)
+    elif isinstance(t, list):
+        types.update(x for x in t if isinstance(x, str))
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        for v in enum:
+            if v is None:
+                types.add("null")
+            else:
+                types.update(next(([n] for cls, n in _ENUM_TYPES if isinstance(v, cls)), []))
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            for choice in schema[key]:
+                types |= schema_types(choice)
+    return types or {"string"}
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
+def coerce_string(value: str, types: set[str]) -> Any:
+    """A raw string as the first schema type it parses as (null, integer, number, …)."""
+    wanted = {_TYPE_ALIASES.get(t.strip().lower(), t.strip().lower()) for t in types}
+    for t in ("null", "integer", "number", "boolean", "object", "array", "string"):
+        if t not in wanted:
+            continue
+        if t == "null":
+            if value.lower() == "null":
+                return None
+        elif t == "string":
+            return value
+        elif t == "integer":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        elif t == "number":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+            try:
+                f = float(value)
+            except ValueError:
+                continue
+            if math.isfinite(f):
+                return f if f != int(f) else int(f)
+        elif t == "boolean":
+            low = value.lower().strip()
+            if low in ("true", "1"):
+                return True
+            if low in ("false", "0"):
+                return False
+        else:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if _finite(parsed):
+                return parsed
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if _finite(parsed) else value
+
+
+def _coerce(value: Any, schema: dict) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        out = coerce_string(value, schema_types(schema))
+        return out, out is not value
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        return value, isinstance(props, dict) and _coerce_object(value, props)
+    if isinstance(value, list):
+        items = schema.get("items")
+        changed = False
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                out, item_changed = _coerce(item, items)
+                if item_changed:
+                    value[i], changed = out, True
+        return value, changed
+    out = coerce_string(json.dumps(value, ensure_ascii=False), schema_types(schema))
+    if type(out) is not type(value) or out != value:
+        return out, True
+    return value, False
+
+
+def _coerce_object(args: dict, properties: dict) -> bool:
+    changed = False
+    for key, value in args.items():
+        prop = properties.get(key)
+        if isinstance(prop, dict):
+            out, c = _coerce(value, prop)
+            if c:
+                args[key], changed = out, True
+    return changed
+
+
+def tool_properties(tools: list[dict] | None, name: str) -> dict:
+    for tool in tools or []:
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            continue
+        fn = tool.get("function") or {}
+        if fn.get("name") == name:
+            return (fn.get("parameters") or {}).get("properties", {}) or {}
+    return {}
+
+
+def fix_arg_types(args_json: str, name: str, tools: list[dict] | None) -> str:
+    """Re-serialize the arguments when schema coercion changes a value; else keep them."""
+    if not tools or not name:
+        return args_json
+    try:
+        args = json.loads(args_json)
+    except ValueError:
+        return args_json
+    if not isinstance(args, dict):
+        return args_json
+    props = tool_properties(tools, name)
+    if not props or not _coerce_object(args, props):
+        return args_json
+    return json.dumps(args, ensure_ascii=False)
+
+
+def _name_and_args_from_json(body: str) -> tuple[Any, str]:
+    body = body.strip()
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return "", body
+    if not isinstance(parsed, dict):
+        return "", body
+    name = parsed.get("name", "")
+    for key in ("arguments", "parameters"):
+        if key in parsed:
+            val = parsed[key]
+            return name, val if isinstance(val, str) else json.dumps(val, ensure_ascii=False)
+    return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
+
+
+def _id_and_name(header: str) -> tuple[str, str] | None:
+    m = _ID.match(header.strip())
+    if not m:
+        return None
+    call_id = m.group(0).strip()
+    name = call_id.split(":")[0].removeprefix("functions.")
+    return (call_id, name) if name else None
+
+
+def resolve_call(header: str, body: str, tools: list[dict] | None) -> tuple[str | None, str, str] | None:
+    """``(id, name, arguments)`` of one finished call, or None when vLLM drops it.
+
+    The id is None when vLLM would make one up (derender assigns it).
+    """
+    call_id: str | None = None
+    named = _id_and_name(header)
+    if named is None and body:
+        # The engine forgets a header it cannot read once arguments arrive and looks for a
+        # "name" inside them instead (first as an id-shaped value, then as any name).
+        m = _NAME_KEY.search(body)
+        found = m.group(1) if m else ""
+        named = _id_and_name(found) if found else None
+        if named is None and found:
+            named = (None, found)
+        if named is None:
+            name, args = _name_and_args_from_json(body)
+            if not isinstance(name, str) or not name.strip():
+                return None
+            return None, name.strip(), fix_arg_types(args, name.strip(), tools)
+    if named is None:
+        named = (None, header)
+    call_id, name = named
+    name = name.strip()
+    if not name:
+        return None
+    args = body.strip() or "{}"
+    return call_id, name, fix_arg_types(args, name, tools)
+
+
+class KimiK2ToolParser(ToolParser):
+    """Content until the section starts; then each call whole at its end marker."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._markers: dict[str, Any] = {
+            m: m for m in (SECTION_BEGIN, SECTION_END, CALL_BEGIN, CALL_END, ARG_BEGIN)
+        }
+        if thinking_enabled(ctx):
+            self._markers[THINK_START] = THINK_START
+            self._markers[THINK_END] = THINK_END
+        for t in special_token_texts(ctx):
+            self._markers.setdefault(t, _DROP)
+        self._state = CONTENT
+        self._pending = ""
+        self._ws_content = ""
+        self._header = ""
+        self._body = ""
+        self._index = 0
+
+    # text of a state, and markers ------------------------------------------------------
+
+    def _text(self, text: str, out: Delta) -> None:
+        if not text:
+            return
+        if self._state == CONTENT:
+            if self._ws_content is not None:
+                self._ws_content += text
+                if not self._ws_content.strip():
+                    return
+                text, self._ws_content = self._ws_content, None
+            out.content += text
+        elif self._state == NAME:
+            self._header += text
+        elif self._state == ARGS:
+            self._body += text
+
+    def _marker(self, marker: str, out: Delta) -> None:
+        kind = self._markers[marker]
+        if kind is _DROP:
+            return
+        if self._state == CONTENT and marker == THINK_END:
+            return
+        nxt = _TRANSITIONS.get((self._state, marker))
+        if nxt is None:
+            self._text(marker, out)
+            return
+        if self._state == ARGS:
+            self._end_call(out)
+        if nxt == NAME:
+            if self._ws_content is not None:
+                self._ws_content = ""  # whitespace-only content before tool calls is dropped
+            self._header, self._body = "", ""
+        self._state = nxt
+
+    def _end_call(self, out: Delta) -> None:
+        call = resolve_call(self._header, self._body, self.ctx.tools)
+        self._header, self._body = "", ""
+        if call is None:
+            return
+        call_id, name, args = call
+        out.tool_calls.append(ToolCallDelta(index=self._index, name=name, arguments=args, id=call_id))
+        self._index += 1
+
+    # ToolParser ------------------------------------------------------------------------
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta(tool_calls=[])
+        buf = self._pending + text
+        while True:
+            pos, marker = find_first(buf, self._markers)
+            if marker is None:
+                break
+            self._text(buf[:pos], out)
+            self._marker(marker, out)
+            buf = buf[pos + len(marker):]
+        keep = partial_suffix(buf, self._markers)
+        self._text(buf[: len(buf) - keep], out)
+        self._pending = buf[len(buf) - keep:]
+        return out
+
+    def finish(self) -> Delta:
+        out = Delta(tool_calls=[])
+        text, self._pending = self._pending, ""
+        self._text(text, out)
+        if self._state in (NAME, ARGS):
+            self._end_call(out)
+        self._state = CONTENT if self._state == CONTENT else PREAMBLE
+        if self._ws_content:
+            out.content += self._ws_content
+        self._ws_content = ""
+        return out
+
+    def snapshot(self) -> Any:
+        return [self._state, self._pending, self._ws_content, self._header, self._body, self._index]
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, list) or len(snap) != 6:
+            raise ValueError("bad kimi tool parser state")
+        state, pending, ws, header, body, index = snap
+        if (
+            state not in (CONTENT, PREAMBLE, NAME, ARGS, BETWEEN)
+            or not all(isinstance(s, str) for s in (pending, header, body))
+            or not (ws is None or isinstance(ws, str))
+            or not isinstance(index, int)
+            or index < 0
+        ):
+            raise ValueError("bad kimi tool parser state")
+        self._state, self._pending, self._ws_content = state, pending, ws
+        self._header, self._body, self._index = header, body, index
+
+
+tool_parser("kimi_k2", "kimik2", family="kimi_k2")(KimiK2ToolParser)
+KimiK2ToolParser.name = "kimi_k2"

@@ -1,0 +1,231 @@
+"""Pythonic tool calls: ``[get_weather(city='Paris'), search(q="x")]`` (Llama 3.2/4, Olmo 3).
+
+vLLM decides on the whole output: it must look like a call list (a fixed pattern anchored at
+the start) and parse with Python's ``ast`` as a list of calls with literal keyword arguments;
+otherwise the whole output is content. So once the output may be a call list, it is held
+until ``finish()``; output that cannot be one streams through as content.
+
+The variants differ only in how the output is normalised before that check, which is data
+(``VARIANTS``): Llama 4 may wrap the list in ``<|python_start|>``/``<|python_end|>``, and
+Olmo 3 writes one call per line (optionally inside ``<function_calls>``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+
+_IDENT = re.compile(r"[a-zA-Z]\w*")
+_KWARG_START = re.compile(r"[a-zA-Z]\w*=")
+_CLOSE_LIST = re.compile(r"\)\s*\]")
+_SPACE = re.compile(r"\s*")
+_JSON_NAMES = {"null": None, "true": True, "false": False}
+
+
+class _NotACall(Exception):
+    """The text parses as Python but is not a list of calls with literal arguments."""
+
+
+def looks_like_call_list(text: str) -> bool:
+    """vLLM's call-list pattern, matched at the start of ``text`` (no backtracking blow-up).
+
+    The pattern is ``[`` then calls ``name(...)``; a call whose first argument starts with
+    ``key=`` may contain anything, so it matches as soon as a ``)`` followed by optional
+    space and ``]`` occurs after that ``=``. Calls without arguments are chained by ``,`` +
+    space (only before any call chained by bare space) or by bare space.
+    """
+    if not text.startswith("["):
+        return False
+    pos, comma_allowed = 1, True
+    while True:
+        m = _IDENT.match(text, pos)
+        if not m or m.end() >= len(text) or text[m.end()] != "(":
+            return False
+        pos = m.end() + 1
+        kw = _KWARG_START.match(text, pos)
+        if kw:
+            return _CLOSE_LIST.search(text, kw.end()) is not None
+        if pos >= len(text) or text[pos] != ")":
+            return False
+        pos += 1
+        if comma_allowed and text.startswith(",", pos):
+            pos = _SPACE.match(text, pos + 1).end()
+            continue
+        pos = _SPACE.match(text, pos).end()
+        if text.startswith("]", pos):
+            return True
+        comma_allowed = False
+
+
+def _literal(node: ast.expr) -> Any:
+    """The JSON value of an argument node, as vLLM accepts them (literals, containers, ±n)."""
+    if isinstance(node, ast.Constant):
+        if node.value is None or isinstance(node.value, (str, int, float)):
+            return node.value
+        raise _NotACall("argument is not a JSON value")
+    if isinstance(node, ast.Dict):
+        if not all(isinstance(k, ast.Constant) for k in node.keys):
+            raise _NotACall("dict keys must be literals")
+        return {k.value: _literal(v) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_literal(v) for v in node.elts]
+    if isinstance(node, ast.JoinedStr) and all(isinstance(p, ast.Constant) for p in node.values):
+        return "".join(str(p.value) for p in node.values)
+    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
+        return _JSON_NAMES[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal(node.operand)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, ast.USub) else value
+    raise _NotACall("argument is not a literal")
+
+
+def _dotted_name(node: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise _NotACall("call target is not a name")
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def parse_call_list(text: str) -> list[tuple[str, str]] | None:
+    """``[(name, arguments_json), ...]`` when ``text`` is a pythonic call list, else None."""
+    if not looks_like_call_list(text):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = ast.parse(text)
+        value = getattr(module.body[0], "value", None)
+        if not isinstance(value, ast.List) or not all(isinstance(e, ast.Call) for e in value.elts):
+            return None
+        calls = []
+        for call in value.elts:
+            name = _dotted_name(call.func)
+            args = {kw.arg: _literal(kw.value) for kw in call.keywords}
+            calls.append((name, json.dumps(args, ensure_ascii=False)))
+        return calls
+    except Exception:
+        return None
+
+
+def _strip_python_tags(text: str) -> str:
+    start = "<|python_start|>"
+    if text.startswith(start):
+        return text[len(start):].replace("<|python_end|>", "")
+    return text
+
+
+_FUNCTION_CALLS = re.compile(r"<function_calls>(.*?)</function_calls>", re.DOTALL)
+
+
+def _lines_as_list(text: str) -> str:
+    m = _FUNCTION_CALLS.search(text)
+    if m:
+        text = m.group(1).strip()
+    return "[" + ", ".join(line.strip() for line in text.splitlines() if line.strip()) + "]"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How one model family writes a pythonic call list.
+
+    ``openers``: output starting with one of these may be a call list and is held; other
+    output is content at once. ``None`` holds everything (the list may be anywhere).
+    ``to_list``: the text vLLM checks. ``fallback``: the content when it is not a call list.
+    """
+
+    openers: tuple[str, ...] | None
+    to_list: Callable[[str], str]
+    fallback: Callable[[str], str]
+
+
+def _same(text: str) -> str:
+    return text
+
+
+VARIANTS: dict[str, Variant] = {
+    "pythonic": Variant(("[",), _same, _same),
+    "llama4_pythonic": Variant(("[", "<|python_start|>"), _strip_python_tags, _strip_python_tags),
+    "olmo3": Variant(None, _lines_as_list, _same),
+}
+
+
+class PythonicToolParser(ToolParser):
+    """Holds output that may be a call list until ``finish()``; streams other output."""
+
+    variant: Variant = VARIANTS["pythonic"]
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._held = ""
+        self._content_mode = False
+
+    def _decide(self) -> bool | None:
+        """True: hold until finish; False: content; None: too short to tell."""
+        openers = self.variant.openers
+        if openers is None:
+            return True
+        if any(self._held.startswith(o) for o in openers):
+            return True
+        if any(o.startswith(self._held) for o in openers):
+            return None
+        return False
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        if self._content_mode:
+            return Delta(content=text)
+        self._held += text
+        if not self._held or self._decide() is not False:
+            return Delta()
+        self._content_mode = True
+        out, self._held = self._held, ""
+        return Delta(content=out)
+
+    def finish(self) -> Delta:
+        text, self._held = self._held, ""
+        if not text:
+            return Delta()
+        calls = parse_call_list(self.variant.to_list(text))
+        if calls is None:
+            return Delta(content=self.variant.fallback(text))
+        return Delta(
+            tool_calls=[ToolCallDelta(index=i, name=n, arguments=a) for i, (n, a) in enumerate(calls)]
+        )
+
+    def snapshot(self) -> Any:
+        return [self._held, self._content_mode]
+
+    def restore(self, snap: Any) -> None:
+        if (
+            not isinstance(snap, list)
+            or len(snap) != 2
+            or not isinstance(snap[0], str)
+            or not isinstance(snap[1], bool)
+        ):
+            raise ValueError("bad pythonic tool parser state")
+        self._held, self._content_mode = snap
+
+
+def _register(name: str, *aliases: str) -> None:
+    cls = type(
+        f"{name.title().replace('_', '')}ToolParser",
+        (PythonicToolParser,),
+        {"name": name, "variant": VARIANTS[name], "__doc__": PythonicToolParser.__doc__},
+    )
+    tool_parser(name, *aliases, family="pythonic")(cls)
+
+
+_register("pythonic")
+_register("llama4_pythonic")
+_register("olmo3")

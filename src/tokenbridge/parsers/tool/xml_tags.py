@@ -1,0 +1,732 @@
+"""Tool calls written as marker-delimited tags (``<tool_call>``, ``<function=…>``, ``<arg_key>`` …).
+
+vLLM 0.33 parses these families with one declarative engine: a lexer of literal terminals, a
+state machine ``(state, terminal) -> (next state, events)``, and per-family argument
+converters. Its non-streaming answer is a single pass of that machine, so this module is the
+same machine run incrementally: the lexer holds back only a possible partial terminal, a call's
+name and raw arguments are held until the call can no longer change (next call start or
+``finish``), and content whose fate depends on later text is held back too:
+
+* with tool calls, content is ``strip()``-ed (leading whitespace is held until decided);
+* text after the first call is dropped once any call emitted a name (vLLM never re-reads it),
+  so it is held until a call succeeds (drop) or the output ends (keep).
+
+Families differ only in data (:class:`Family`): terminals, transitions, converter, flags.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+
+# States (vLLM ParserState names).
+CONTENT, REASONING, PREAMBLE, NAME, ARGS, BETWEEN = (
+    "CONTENT", "REASONING", "TOOL_PREAMBLE", "TOOL_NAME", "TOOL_ARGS", "TOOL_BETWEEN",
+)
+TOOL_STATES = frozenset({PREAMBLE, NAME, ARGS, BETWEEN})
+PLAIN_STATES = frozenset({CONTENT, REASONING})
+
+# Events (vLLM EventType).
+TEXT, REASONING_START, REASONING_END, CALL_START, CALL_END, ARG = (
+    "text", "reasoning_start", "reasoning_end", "call_start", "call_end", "arg",
+)
+REASONING_EVENTS = frozenset({REASONING_START, REASONING_END})
+
+DROP = "__DROP__"
+
+Transitions = dict[tuple[str, str], tuple[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One vLLM parser-engine grammar, as far as the tool pass needs it."""
+
+    name: str
+    terminals: dict[str, tuple[str, ...]]
+    transitions: Transitions
+    arg_converter: Callable[[str, bool], str] | None = None
+    tool_args_json: bool = True
+    validate_tool_names: bool = False
+    strip_name: bool = False
+    strip_content_with_tools: bool = True
+    drop_ws_content_before_tools: bool = True
+    content_events: dict[str, str] = field(
+        default_factory=lambda: {CONTENT: TEXT, REASONING: "reasoning", NAME: "name", ARGS: ARG}
+    )
+
+    def literals(self) -> dict[str, str]:
+        return {lit: name for name, lits in self.terminals.items() for lit in lits}
+
+    def reasoning_markup(self) -> frozenset[str]:
+        """Terminals that only open/close reasoning (passed through as text when no reasoning
+        parser is configured); one shared use disables the bypass, as in vLLM."""
+        markers = {
+            term
+            for (state, term), (nxt, _) in self.transitions.items()
+            if REASONING in (state, nxt) and nxt not in TOOL_STATES
+        }
+        for (state, term), (nxt, events) in self.transitions.items():
+            if term in markers and (
+                state not in PLAIN_STATES
+                or nxt not in PLAIN_STATES
+                or not REASONING_EVENTS.issuperset(events)
+            ):
+                return frozenset()
+        return frozenset(markers)
+
+
+# ── schema-driven type correction (vLLM tool_parsers.utils) ─────────────────────────────────
+
+_TYPE_ALIASES = {
+    "str": "string", "text": "string", "varchar": "string", "char": "string", "enum": "string",
+    "int": "integer", "int32": "integer", "int64": "integer", "uint": "integer",
+    "uint32": "integer", "uint64": "integer", "long": "integer", "short": "integer",
+    "unsigned": "integer", "float": "number", "float32": "number", "float64": "number",
+    "double": "number", "bool": "boolean", "dict": "object", "arr": "array", "list": "array",
+    "sequence": "array",
+}
+
+
+def _finite(obj: Any) -> bool:
+    if isinstance(obj, float):
+        return math.isfinite(obj)
+    if isinstance(obj, dict):
+        return all(_finite(v) for v in obj.values())
+    if isinstance(obj, list):
+        return all(_finite(v) for v in obj)
+    return True
+
+
+def schema_types(schema: Any) -> list[str]:
+    if not isinstance(schema, dict):
+        return ["string"]
+    types: set[str] = set()
+    t = schema.get("type")
+    if isinstance(t, str):
+        types.add(t)
+    elif isinstance(t, list):
+        types.update(x for x in t if isinstance(x, str))
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        for v in enum:
+            if v is None:
+                types.add("null")
+            elif isinstance(v, bool):
+                types.add("boolean")
+            elif isinstance(v, int):
+                types.add("integer")
+            elif isinstance(v, float):
+                types.add("number")
+            elif isinstance(v, str):
+                types.add("string")
+            elif isinstance(v, list):
+                types.add("array")
+            elif isinstance(v, dict):
+                types.add("object")
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            for choice in schema[key]:
+                types.update(schema_types(choice))
+    return list(types) if types else ["string"]
+
+
+def coerce_to_types(value: str, types: list[str]) -> Any:
+    """A raw string value as the first schema type (by vLLM's priority) it parses as."""
+    wanted = {_TYPE_ALIASES.get(k, k) for t in types for k in [t.strip().lower()]}
+    for cand in ("null", "integer", "number", "boolean", "object", "array", "string"):
+        if cand not in wanted:
+            continue
+        if cand == "null":
+            if value.lower() == "null":
+                return None
+        elif cand == "string":
+            return value
+        elif cand == "integer":
+            try:
+                return int(value)
+            except (ValueError, TypeError):
+                pass
+        elif cand == "number":
+            try:
+                return int(value)
+            except (ValueError, TypeError):
+                pass
+            try:
+                f = float(value)
+            except (ValueError, TypeError):
+                continue
+            if math.isfinite(f):
+                return f if f != int(f) else int(f)
+        elif cand == "boolean":
+            low = value.lower().strip()
+            if low in ("true", "1"):
+                return True
+            if low in ("false", "0"):
+                return False
+        else:
+            try:
+                parsed = json.loads(value)
+            except (ValueError, TypeError):
+                continue
+            if _finite(parsed):
+                return parsed
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if _finite(parsed) else value
+
+
+def _coerce_value(value: Any, schema: dict) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        out = coerce_to_types(value, schema_types(schema))
+        return (out, True) if out is not value else (value, False)
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            return value, _coerce_dict(value, props)
+        return value, False
+    if isinstance(value, list):
+        items = schema.get("items")
+        changed = False
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                out, ch = _coerce_value(item, items)
+                if ch:
+                    value[i] = out
+                    changed = True
+        return value, changed
+    out = coerce_to_types(json.dumps(value, ensure_ascii=False), schema_types(schema))
+    if type(out) is not type(value) or out != value:
+        return out, True
+    return value, False
+
+
+def _coerce_dict(args: dict, props: dict) -> bool:
+    changed = False
+    for key, value in args.items():
+        prop = props.get(key)
+        if isinstance(prop, dict):
+            out, ch = _coerce_value(value, prop)
+            if ch:
+                args[key] = out
+                changed = True
+    return changed
+
+
+def _tool_function(tools: list[dict] | None, name: str) -> dict | None:
+    for t in tools or []:
+        if not isinstance(t, dict) or t.get("type", "function") != "function":
+            continue
+        fn = t.get("function") or {}
+        if fn.get("name") == name:
+            return fn
+    return None
+
+
+def tool_properties(tools: list[dict] | None, name: str) -> dict:
+    fn = _tool_function(tools, name)
+    props = ((fn or {}).get("parameters") or {}).get("properties", {}) if fn else {}
+    return props if isinstance(props, dict) else {}
+
+
+def fix_arg_types(args_json: str, name: str, tools: list[dict] | None) -> str:
+    """Arguments re-typed by the tool's JSON schema; re-serialized only when something changed."""
+    if not tools or not name:
+        return args_json
+    try:
+        args = json.loads(args_json)
+    except ValueError:
+        return args_json
+    if not isinstance(args, dict):
+        return args_json
+    props = tool_properties(tools, name)
+    if props and _coerce_dict(args, props):
+        return json.dumps(args, ensure_ascii=False)
+    return args_json
+
+
+# ── argument converters (raw tag body -> JSON object text) ──────────────────────────────────
+
+_QWEN_PARAM = re.compile(
+    r"<\s*parameter\s*=\s*([^>]*)>(.*?)(?:<\s*/\s*parameter\s*>|(?=<\s*parameter\s*=))", re.S
+)
+_QWEN_PARTIAL = re.compile(r"<\s*parameter\s*=\s*([^>]+)>(.*)$", re.S)
+
+
+def _trim_one_newline(v: str) -> str:
+    if v.startswith("\n"):
+        v = v[1:]
+    if v.endswith("\n"):
+        v = v[:-1]
+    return v
+
+
+def qwen_params(raw: str, partial: bool) -> str:
+    """``<parameter=k>\\nv\\n</parameter>`` pairs; one wrapping newline is template markup."""
+    params: dict[str, Any] = {}
+    for m in _QWEN_PARAM.finditer(raw):
+        params[m.group(1)] = _trim_one_newline(m.group(2))
+    if partial:
+        m = _QWEN_PARTIAL.search(_QWEN_PARAM.sub("", raw))
+        if m and m.group(1):
+            params[m.group(1)] = _trim_one_newline(m.group(2))
+    return json.dumps(params, ensure_ascii=False)
+
+
+_GLM_ARG = re.compile(r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>", re.S)
+_GLM_PARTIAL = re.compile(r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*)$", re.S)
+
+
+def glm_args(raw: str, partial: bool) -> str:
+    """``<arg_key>k</arg_key><arg_value>v</arg_value>`` pairs; keys stripped, values verbatim."""
+    params: dict[str, Any] = {}
+    for m in _GLM_ARG.finditer(raw):
+        params[m.group("key").strip()] = m.group("value")
+    if partial:
+        m = _GLM_PARTIAL.search(_GLM_ARG.sub("", raw))
+        if m and m.group("key").strip():
+            params[m.group("key").strip()] = m.group("value")
+    return json.dumps(params, ensure_ascii=False)
+
+
+# ── family table ────────────────────────────────────────────────────────────────────────────
+
+
+def _t(nxt: str, *events: str) -> tuple[str, tuple[str, ...]]:
+    return (nxt, events)
+
+
+def qwen_coder_family(name: str, **flags: Any) -> Family:
+    """``<tool_call>\\n<function=NAME>\\n<parameter=K>\\nV\\n</parameter>\\n</function>\\n</tool_call>``."""
+    return Family(
+        name=name,
+        terminals={
+            "THINK_START": ("<think>",), "THINK_END": ("</think>",),
+            "TOOL_START": ("<tool_call>",), "TOOL_END": ("</tool_call>",),
+            "FUNC_PREFIX": ("<function=",), "FUNC_END": ("</function>",),
+            "PARAM_START": ("<parameter=",), "PARAM_END": ("</parameter>",),
+            "CLOSE_ANGLE": (">",),
+        },
+        transitions={
+            (REASONING, "THINK_START"): _t(REASONING),
+            (REASONING, "THINK_END"): _t(CONTENT, REASONING_END),
+            (CONTENT, "THINK_END"): _t(CONTENT),
+            (REASONING, "TOOL_START"): _t(PREAMBLE, REASONING_END, CALL_START),
+            (CONTENT, "TOOL_START"): _t(PREAMBLE, REASONING_END, CALL_START),
+            (CONTENT, "FUNC_PREFIX"): _t(NAME, CALL_START),
+            (PREAMBLE, "TOOL_END"): _t(CONTENT, CALL_END),
+            (PREAMBLE, "FUNC_PREFIX"): _t(NAME),
+            (NAME, "CLOSE_ANGLE"): _t(ARGS),
+            (NAME, "FUNC_END"): _t(BETWEEN, CALL_END),
+            (NAME, "TOOL_END"): _t(CONTENT, CALL_END),
+            (NAME, "TOOL_START"): _t(PREAMBLE, CALL_END, CALL_START),
+            (NAME, "FUNC_PREFIX"): _t(NAME, CALL_END, CALL_START),
+            (ARGS, "FUNC_END"): _t(BETWEEN, CALL_END),
+            (ARGS, "FUNC_PREFIX"): _t(NAME, CALL_END, CALL_START),
+            (ARGS, "PARAM_START"): _t(ARGS, ARG),
+            (ARGS, "PARAM_END"): _t(ARGS, ARG),
+            (BETWEEN, "TOOL_END"): _t(CONTENT),
+            (BETWEEN, "TOOL_START"): _t(PREAMBLE, CALL_START),
+            (BETWEEN, "FUNC_PREFIX"): _t(NAME, CALL_START),
+        },
+        arg_converter=qwen_params,
+        tool_args_json=False,
+        **flags,
+    )
+
+
+def glm_family(name: str, thinking: bool) -> Family:
+    """``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>`` (GLM-4.5/4.7).
+
+    The reasoning markers exist only while thinking is on (``enable_thinking``/``thinking``).
+    """
+    think_terms = {"THINK_START": ("<think>",), "THINK_END": ("</think>",)} if thinking else {}
+    think_trans = (
+        {
+            (CONTENT, "THINK_START"): _t(REASONING, REASONING_START),
+            (REASONING, "THINK_END"): _t(CONTENT, REASONING_END),
+            (CONTENT, "THINK_END"): _t(CONTENT),
+        }
+        if thinking
+        else {}
+    )
+    arg_tags = ("ARG_KEY_START", "ARG_KEY_END", "ARG_VALUE_START", "ARG_VALUE_END")
+    return Family(
+        name=name,
+        terminals={
+            **think_terms,
+            "TOOL_START": ("<tool_call>",), "TOOL_END": ("</tool_call>",),
+            "ARG_KEY_START": ("<arg_key>",), "ARG_KEY_END": ("</arg_key>",),
+            "ARG_VALUE_START": ("<arg_value>",), "ARG_VALUE_END": ("</arg_value>",),
+        },
+        transitions={
+            **think_trans,
+            (REASONING, "THINK_START"): _t(REASONING),
+            (REASONING, "TOOL_START"): _t(NAME, REASONING_END, CALL_START),
+            (CONTENT, "TOOL_START"): _t(NAME, CALL_START),
+            (NAME, "ARG_KEY_START"): _t(ARGS, ARG),
+            (NAME, "TOOL_END"): _t(CONTENT, CALL_END),
+            (ARGS, "TOOL_END"): _t(CONTENT, CALL_END),
+            **{(ARGS, tag): _t(ARGS, ARG) for tag in arg_tags},
+        },
+        arg_converter=glm_args,
+        tool_args_json=False,
+        validate_tool_names=True,
+        strip_name=True,
+    )
+
+
+def _glm_thinking(ctx: ParseContext) -> bool:
+    thinking, enable = ctx.kwarg("thinking"), ctx.kwarg("enable_thinking")
+    if thinking is None and enable is None:
+        return True
+    return bool(thinking) or bool(enable)
+
+
+# ── the engine ──────────────────────────────────────────────────────────────────────────────
+
+_NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"]*)"')
+
+
+def _name_and_args_from_json(raw: str) -> tuple[str, str]:
+    raw = raw.strip()
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return "", raw
+    if not isinstance(parsed, dict):
+        return "", raw
+    name = parsed.get("name", "")
+    for key in ("arguments", "parameters"):
+        if key in parsed:
+            v = parsed[key]
+            return name, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
+
+
+class TagToolParser(ToolParser):
+    """Runs one :class:`Family` incrementally; see the module docstring for what is held back."""
+
+    family: Family
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        fam = self.family_for(ctx)
+        self.fam = fam
+        self.tools = ctx.tools
+        lits = fam.literals()
+        for text in self._drop_texts(ctx, fam):
+            lits.setdefault(text, DROP)
+        self.lits = lits
+        self.lits_by_first: dict[str, list[str]] = {}
+        for lit in sorted(lits, key=len, reverse=True):
+            self.lits_by_first.setdefault(lit[0], []).append(lit)
+        self.max_lit = max(map(len, lits), default=0)
+        self.prefixes = frozenset(lit[:i] for lit in lits for i in range(1, len(lit)))
+        reasoning_parser = getattr(ctx, "reasoning_parser", None)
+        self.bypass = fam.reasoning_markup() if not reasoning_parser else frozenset()
+        self._reset()
+
+    @classmethod
+    def family_for(cls, ctx: ParseContext) -> Family:
+        return cls.family
+
+    @staticmethod
+    def _drop_texts(ctx: ParseContext, fam: Family) -> list[str]:
+        """Special tokens that are no terminal of the family vanish from the text (vLLM drops
+        them in every state)."""
+        vocab = ctx.vocab
+        ids = getattr(vocab, "all_special_ids", None) if vocab is not None else None
+        if not ids:
+            return []
+        configured = set(fam.literals())
+        out = []
+        for i in sorted(ids):
+            text = vocab.id_to_token(i)
+            if text and text not in configured:
+                out.append(text)
+        return out
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self.buf = ""  # lexer hold-back: a possible partial terminal
+        self.state = CONTENT
+        self.tool_index = -1
+        self.slot: list[str] | None = None  # [name, args] of the open call
+        self.args_buf = ""
+        self.args_depth = 0
+        self.args_in_str = False
+        self.args_esc = False
+        self.seen_tool = False
+        self.pending = ""  # content held: leading block or trailing whitespace
+        self.content_out = False  # some content already emitted
+        self.deferred = ""  # text after the first call start, kept only if no call succeeds
+        self.named = False  # some call emitted a name (vLLM then drops text after calls)
+        self.n_calls = 0
+        self.resolved = False  # content final (a call succeeded)
+
+    def snapshot(self) -> Any:
+        return [
+            self.buf, self.state, self.tool_index, self.slot, self.args_buf, self.args_depth,
+            self.args_in_str, self.args_esc, self.seen_tool, self.pending, self.content_out,
+            self.deferred, self.named, self.n_calls, self.resolved,
+        ]
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, list) or len(snap) != 15:
+            raise ValueError("bad tool parser state")
+        (
+            self.buf, self.state, self.tool_index, slot, self.args_buf, self.args_depth,
+            self.args_in_str, self.args_esc, self.seen_tool, self.pending, self.content_out,
+            self.deferred, self.named, self.n_calls, self.resolved,
+        ) = snap
+        self.slot = list(slot) if slot is not None else None
+
+    # -- feeding -------------------------------------------------------------------------------
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta()
+        self.buf += text
+        self._lex(out, final=False)
+        return out
+
+    def finish(self) -> Delta:
+        out = Delta()
+        self._lex(out, final=True)
+        if self.args_buf:
+            self._event(ARG, self.args_buf, out)
+            self.args_buf = ""
+        if self.state in TOOL_STATES:
+            self.state = CONTENT
+        elif self.state == REASONING:
+            self.state = CONTENT
+        self._close_slot(out)
+        self._flush_content(out)
+        return out
+
+    def _lex(self, out: Delta, final: bool) -> None:
+        buf, i, n = self.buf, 0, len(self.buf)
+        text_start = 0
+        while i < n:
+            cands = self.lits_by_first.get(buf[i])
+            if not cands:
+                i += 1
+                continue
+            if not final and n - i < self.max_lit and buf[i:] in self.prefixes:
+                break
+            match = next((lit for lit in cands if buf.startswith(lit, i)), None)
+            if match is None:
+                i += 1
+                continue
+            if text_start < i:
+                self._on_text(buf[text_start:i], out)
+            self._on_terminal(self.lits[match], match, out)
+            i += len(match)
+            text_start = i
+        if text_start < i:
+            self._on_text(buf[text_start:i], out)
+        self.buf = buf[i:]
+
+    def _on_terminal(self, term: str, value: str, out: Delta) -> None:
+        tr = self.fam.transitions.get((self.state, term))
+        if tr is None:
+            if term != DROP:
+                self._on_text(value, out)
+            return
+        if term in self.bypass:
+            self._on_text(value, out)
+            return
+        nxt, events = tr
+        if self.state == ARGS and nxt != ARGS and self.args_buf:
+            self._event(ARG, self.args_buf, out)
+            self.args_buf = ""
+        self.state = nxt
+        for ev in events:
+            if ev == CALL_START:
+                self.tool_index += 1
+            if ev == TEXT and not value:
+                continue
+            self._event(ev, value, out)
+        if nxt == ARGS:
+            self.args_depth, self.args_in_str, self.args_esc = 0, False, False
+
+    def _on_text(self, text: str, out: Delta) -> None:
+        if self.state == ARGS:
+            if self.fam.tool_args_json:
+                self._json_args(text, out)
+            else:
+                self._event(ARG, text, out)
+            return
+        kind = self.fam.content_events.get(self.state)
+        if kind is not None:
+            self._event(kind, text, out)
+
+    def _json_args(self, text: str, out: Delta) -> None:
+        """vLLM holds a top-level closing brace back until more text shows it is not the end;
+        the held text can land after a later argument event, so the order is replayed."""
+        for ch in text:
+            self.args_buf += ch
+            if self.args_esc:
+                self.args_esc = False
+            elif self.args_in_str:
+                if ch == "\\":
+                    self.args_esc = True
+                elif ch == '"':
+                    self.args_in_str = False
+            elif ch == '"':
+                self.args_in_str = True
+            elif ch in "{[":
+                self.args_depth += 1
+            elif ch in "}]":
+                if self.args_depth > 0:
+                    self.args_depth -= 1
+                if self.args_depth == 0:
+                    continue
+            self._event(ARG, self.args_buf, out)
+            self.args_buf = ""
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _event(self, kind: str, value: str, out: Delta) -> None:
+        if kind == TEXT:
+            self._content(value, out)
+        elif kind == CALL_START:
+            self._close_slot(out)
+            self.seen_tool = True
+            self.slot = ["", ""]
+        elif kind in ("name", ARG, CALL_END):
+            self.seen_tool = True
+            if self.slot is None:
+                self.slot = ["", ""]
+            if kind == "name":
+                self.slot[0] += value
+            elif kind == ARG:
+                self.slot[1] += value
+
+    def _content(self, text: str, out: Delta) -> None:
+        if self.seen_tool:
+            if not self.named:
+                self.deferred += text
+            return
+        self.pending += text
+        if not self.content_out and (not self.pending.strip() or self.pending[0].isspace()):
+            return
+        body = self.pending.rstrip()
+        if body:
+            out.content += body
+            self.content_out = True
+            self.pending = self.pending[len(body):]
+
+    def _close_slot(self, out: Delta) -> None:
+        slot, self.slot = self.slot, None
+        if slot is None:
+            return
+        name, args = slot
+        if self.fam.strip_name:
+            name = name.strip()
+        cand = name or self._json_name(args)
+        if cand and self.fam.strip_name:
+            cand = cand.strip()
+        if cand and self._accept(cand):
+            name = cand
+            if not self.named:
+                self.named = True
+                self.deferred = ""
+        if not name and not args:
+            return
+        name = name.strip()
+        if not name and args.strip():
+            name, args_json = _name_and_args_from_json(args)
+        elif args.strip():
+            conv = self.fam.arg_converter
+            try:
+                args_json = conv(args, False) if conv else _name_and_args_from_json(args)[1]
+            except (ValueError, TypeError):
+                args_json = _name_and_args_from_json(args)[1]
+        else:
+            args_json = "{}"
+        if not isinstance(name, str) or not self._accept(name):
+            return
+        args_json = fix_arg_types(args_json, name, self.tools)
+        out.tool_calls.append(ToolCallDelta(index=self.n_calls, name=name, arguments=args_json))
+        self.n_calls += 1
+        if self.named and not self.resolved:
+            self._resolve_with_calls(out)
+
+    @staticmethod
+    def _json_name(args: str) -> str:
+        m = _NAME_IN_JSON.search(args)
+        return m.group(1) if m else ""
+
+    def _accept(self, name: str) -> bool:
+        if not name:
+            return False
+        if not self.fam.validate_tool_names or not self.tools:
+            return True
+        return _tool_function(self.tools, name) is not None
+
+    def _resolve_with_calls(self, out: Delta) -> None:
+        """A call succeeded and later text is dropped, so the content is final now."""
+        self.resolved = True
+        out.content += self._final_tail(self.pending)
+        self.pending = ""
+
+    def _flush_content(self, out: Delta) -> None:
+        if self.resolved:
+            return
+        tail = self.pending + ("" if self.named else self.deferred)
+        self.pending = self.deferred = ""
+        out.content += self._final_tail(tail)
+
+    def _final_tail(self, tail: str) -> str:
+        """What is left of the content: ``tail`` follows the content emitted so far (which, if
+        any, starts and ends with non-whitespace)."""
+        strip = self.fam.strip_content_with_tools
+        if self.content_out:
+            return tail.rstrip() if self.n_calls and strip else tail
+        if self.n_calls:
+            tail = tail.strip() if strip else tail
+            return tail if tail.strip() else ""
+        if not tail.strip() and self.seen_tool and self.fam.drop_ws_content_before_tools:
+            return ""
+        return tail
+
+
+def _family_parser(cls_name: str, family: Family | None = None, chooser=None) -> type[TagToolParser]:
+    attrs: dict[str, Any] = {"__doc__": f"vLLM's ``{family.name if family else cls_name}`` grammar."}
+    if family is not None:
+        attrs["family"] = family
+    if chooser is not None:
+        attrs["family_for"] = classmethod(lambda cls, ctx: chooser(ctx))
+    return type(cls_name, (TagToolParser,), attrs)
+
+
+_QWEN_CODER = qwen_coder_family("qwen3_coder")
+_GLM_THINKING = glm_family("glm45", thinking=True)
+_GLM_PLAIN = glm_family("glm45", thinking=False)
+
+QwenCoderToolParser = tool_parser(
+    "qwen3_coder", "qwen3_xml", "qwen_xml", "qwen_coder", "nemotron", "nemotron_nano",
+    family="qwen3_coder",
+)(_family_parser("QwenCoderToolParser", _QWEN_CODER))
+
+Step5ToolParser = tool_parser("step5", family="qwen3_coder")(
+    _family_parser(
+        "Step5ToolParser",
+        qwen_coder_family(
+            "step5", strip_content_with_tools=False, drop_ws_content_before_tools=False
+        ),
+    )
+)
+
+GlmToolParser = tool_parser(
+    "glm45", "glm47", "glm45_moe", "glm47_moe", "glm", "glm4", family="glm45",
+)(_family_parser("GlmToolParser", chooser=lambda ctx: _GLM_THINKING if _glm_thinking(ctx) else _GLM_PLAIN))

@@ -1,0 +1,99 @@
+"""The engine side of the wire: what a token-in/token-out generate server returns, and the
+derender request bodies that carry it (vLLM's ``GenerateTokensResponse`` family)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+import msgspec
+
+from tokenbridge.protocol.openai import ChatCompletionRequest, CompletionRequest
+
+TokenId = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class TopLogprob(msgspec.Struct):
+    token_id: int
+    logprob: float
+    rank: int | None = None
+
+
+class TokenLogprob(msgspec.Struct):
+    token_id: int
+    logprob: float
+    rank: int | None = None
+    top_logprobs: list[TopLogprob] = []
+
+
+class GenerateLogprobs(msgspec.Struct):
+    content: list[TokenLogprob] | None = None
+
+
+class GenerateChoice(msgspec.Struct, kw_only=True):
+    index: int
+    token_ids: list[TokenId] | None = None
+    finish_reason: str | None = "stop"
+    stop_reason: Union[int, str, None] = None
+    logprobs: GenerateLogprobs | None = None
+    routed_experts: Any = None
+    weight_versions: Any = None
+
+
+class GenerateResponse(msgspec.Struct, kw_only=True):
+    choices: list[GenerateChoice]
+    request_id: str | None = None
+    output_mode: str = "tokens"
+    model: str | None = None
+    created: int | None = None
+    usage: dict | None = None
+    prompt_logprobs: Any = None
+    prompt_token_ids: list[int] | None = None
+    metrics: Any = None
+    kv_transfer_params: Any = None
+    ec_transfer_params: Any = None
+
+
+class GenerateUsage(msgspec.Struct, kw_only=True):
+    prompt_tokens: int | None = None
+    completion_tokens: int = 0
+    total_tokens: int | None = None
+
+
+class GenerateChunk(msgspec.Struct, kw_only=True):
+    """One streamed engine chunk: like ``GenerateResponse`` but ``finish_reason`` defaults to null."""
+
+    choices: list["GenerateChunkChoice"] = []
+    request_id: str | None = None
+    output_mode: str = "tokens"
+    usage: GenerateUsage | None = None
+    prompt_token_ids: list[int] | None = None
+    metrics: Any = None
+    kv_transfer_params: Any = None
+
+
+class GenerateChunkChoice(GenerateChoice, kw_only=True):
+    finish_reason: str | None = None
+
+
+class DerenderChatRequest(msgspec.Struct, kw_only=True):
+    """Both chat derender bodies: ``stream`` selects one-shot or one streamed chunk."""
+
+    stream: bool | None = False
+    model: str | None = None
+    generate_response: GenerateResponse | None = None
+    generate_chunk: GenerateChunk | None = None
+    stream_state: Any = None
+    prompt_tokens: int | None = None
+    prompt_token_ids: list[TokenId] | None = None
+    chat_request: ChatCompletionRequest | None = None
+
+
+class DerenderCompletionRequest(msgspec.Struct, kw_only=True):
+    stream: bool | None = False
+    model: str | None = None
+    generate_responses: list[GenerateResponse] | None = None
+    generate_chunk: GenerateChunk | None = None
+    stream_state: Any = None
+    prompt_tokens: Union[list[int], int, None] = None
+    prompt_token_ids: Union[list[Union[list[TokenId], None]], list[TokenId], None] = None
+    completion_request: CompletionRequest | None = None

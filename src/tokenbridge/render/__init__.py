@@ -1,0 +1,1 @@
+"""OpenAI requests -> the engine's ``GenerateRequest`` (template, tokens, sampling params)."""

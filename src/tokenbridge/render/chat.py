@@ -1,0 +1,293 @@
+"""Chat render: ``ChatCompletionRequest`` -> ``GenerateRequest`` (vLLM 0.33 semantics)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from tokenbridge.config import ServeConfig
+from tokenbridge.model.context import ModelContext
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.protocol.errors import ApiError, bad_request
+from tokenbridge.protocol.openai import ChatCompletionRequest
+from tokenbridge.render import conversation as conv
+from tokenbridge.render import sampling
+
+# vLLM rejects a prompt before tokenizing when its characters exceed this many per token.
+CHARS_PER_TOKEN_BOUND = 128
+
+
+def random_id() -> str:
+    return secrets.token_hex(8)
+
+
+def effective_tool_choice(req: ChatCompletionRequest) -> Any:
+    if req.tool_choice is None:
+        return "auto" if req.tools else "none"
+    return req.tool_choice
+
+
+def validate_tools(req: ChatCompletionRequest, cfg: ServeConfig) -> Any:
+    """vLLM's tool/tool_choice rules; returns the effective tool_choice."""
+    choice = effective_tool_choice(req)
+    if choice == "auto" and req.tools and not (cfg.enable_auto_tool_choice and cfg.tool_call_parser):
+        raise bad_request('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
+    if choice not in ("none", "auto") and not req.tools:
+        raise bad_request("When using `tool_choice`, `tools` must be set.", "tool_choice")
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        names = {(t.get("function") or {}).get("name") for t in req.tools or []}
+        if name not in names:
+            raise bad_request(
+                "The tool specified in `tool_choice` does not match any of the specified `tools`",
+                "tool_choice",
+            )
+    elif choice not in ("none", "auto", "required"):
+        raise bad_request(f"Invalid tool_choice: {choice!r}", "tool_choice")
+    return choice
+
+
+def template_kwargs(req: Any, cfg: ServeConfig, add_generation_prompt: bool, continue_final: bool) -> dict:
+    """The effective chat_template_kwargs vLLM reports (server defaults, request, flags)."""
+    kw: dict[str, Any] = {"cohere_format": "cmd4"}
+    kw.update(cfg.default_chat_template_kwargs)
+    kw.update(req.chat_template_kwargs or {})
+    kw["add_generation_prompt"] = add_generation_prompt
+    kw["continue_final_message"] = continue_final
+    return kw
+
+
+def render_prompt(
+    model: ModelContext,
+    cfg: ServeConfig,
+    messages: list[dict],
+    tools: list[dict] | None,
+    kwargs: dict,
+    request_template: str | None,
+    documents: list[dict] | None = None,
+) -> str:
+    """Messages -> prompt text through the chat template (shared by render and /tokenize)."""
+    if not messages:
+        raise bad_request(
+            "Cannot apply chat template to an empty conversation. At least one message is required."
+        )
+    source = model.chat_template
+    if request_template is not None or kwargs.get("chat_template") is not None:
+        if not cfg.trust_request_chat_template:
+            raise bad_request(
+                "Chat template is passed with request, but --trust-request-chat-template is not set. "
+                "Refused request with untrusted chat template."
+            )
+        source = request_template if request_template is not None else kwargs["chat_template"]
+    if source is None:
+        raise bad_request(
+            "As of transformers v4.44, default chat template is no longer allowed, so you must provide "
+            "a chat template if the tokenizer does not define one."
+        )
+    fmt = cfg.chat_template_content_format
+    if fmt == "auto":
+        fmt = conv.detect_content_format(source)
+    conversation = conv.prepare_messages(messages, fmt)
+    tpl_kwargs = {k: v for k, v in kwargs.items() if k not in ("add_generation_prompt", "continue_final_message", "chat_template")}
+    return conv.apply_template(
+        source,
+        conversation,
+        tools,
+        model.tokenizer.special_tokens,
+        kwargs["add_generation_prompt"],
+        kwargs["continue_final_message"],
+        tpl_kwargs,
+        documents,
+    )
+
+
+def check_prompt_chars(text: str, max_model_len: int) -> None:
+    bound = CHARS_PER_TOKEN_BOUND * max_model_len
+    if len(text) > bound:
+        raise bad_request(
+            f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
+            f"contains {len(text)} characters (more than {bound} characters, which is the upper bound "
+            f"for {max_model_len} input tokens). Please reduce the length of the input prompt.",
+            "input_text",
+            len(text),
+        )
+
+
+def check_prompt_tokens(n: int, max_model_len: int) -> None:
+    if n > max_model_len:
+        raise bad_request(
+            f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
+            f"contains at least {n} input tokens, which exceeds this limit even without any output "
+            "tokens. Please reduce the length of the input prompt.",
+            "input_tokens",
+            n,
+        )
+
+
+def common_checks(req: Any) -> None:
+    if req.use_beam_search:
+        raise bad_request("Beam search is not supported by the render endpoint")
+    if req.stream_options is not None and not req.stream:
+        raise bad_request("Stream options can only be defined when `stream=True`.", "stream_options")
+    sampling.check_ranges(req)
+
+
+def truncate(ids: list[int], n: int | None, max_model_len: int) -> list[int]:
+    if n is None:
+        return ids
+    if n == -1:
+        n = max_model_len
+    if n < 0:
+        raise bad_request("truncate_prompt_tokens must be -1 or a non-negative integer", "truncate_prompt_tokens", n)
+    if n > max_model_len:
+        raise bad_request(
+            f"truncate_prompt_tokens value ({n}) is greater than max_model_len ({max_model_len}). "
+            "Please request a smaller truncation size.",
+            "truncate_prompt_tokens",
+            n,
+        )
+    return ids[-n:] if n else []
+
+
+def resolve_max_tokens(requested: int | None, defaults: dict, prompt_len: int, max_model_len: int) -> int:
+    if requested is not None and requested > max_model_len:
+        raise bad_request(
+            f"max_tokens={requested} cannot be greater than max_model_len={max_model_len}. "
+            "Please request fewer output tokens.",
+            "max_tokens",
+            requested,
+        )
+    room = max_model_len - prompt_len
+    if requested is None:
+        requested = defaults.get("max_new_tokens")
+    return room if requested is None else min(requested, room)
+
+
+def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_special: bool | None) -> dict:
+    gen = model.generation_defaults
+    values: dict[str, Any] = {"n": req.n}
+    for k, neutral in sampling.NEUTRAL.items():
+        v = getattr(req, k)
+        if v is None:
+            v = gen.get(k, neutral)
+        values[k] = float(v) if isinstance(neutral, float) else int(v)
+    values.update(
+        seed=req.seed,
+        stop=[req.stop] if isinstance(req.stop, str) else list(req.stop or []),
+        stop_token_ids=list(req.stop_token_ids or []),
+        ignore_eos=req.ignore_eos,
+        max_tokens=max_tokens,
+        min_tokens=req.min_tokens,
+        skip_special_tokens=skip_special,
+        spaces_between_special_tokens=req.spaces_between_special_tokens,
+        include_stop_str_in_output=req.include_stop_str_in_output,
+        output_kind=1 if req.stream else 2,
+        skip_clone=True,
+        structured_outputs=sampling.structured_outputs(req.response_format, req.structured_outputs),
+        logit_bias={k: float(v) for k, v in req.logit_bias.items()} if req.logit_bias else None,
+        allowed_token_ids=req.allowed_token_ids,
+        extra_args=req.vllm_xargs,
+        bad_words=list(req.bad_words or []),
+        skip_reading_prefix_cache=False,
+        thinking_token_budget=req.thinking_token_budget,
+        repetition_detection=req.repetition_detection,
+    )
+    return values
+
+
+def stream_options(req: Any) -> dict | None:
+    if not req.stream or req.stream_options is None:
+        return None
+    return {
+        "include_usage": req.stream_options.get("include_usage", True),
+        "continuous_usage_stats": req.stream_options.get("continuous_usage_stats", False),
+    }
+
+
+def transfer_params(req: Any) -> tuple[Any, Any]:
+    xargs = req.vllm_xargs or {}
+    return (
+        req.kv_transfer_params if req.kv_transfer_params is not None else xargs.get("kv_transfer_params"),
+        req.ec_transfer_params if req.ec_transfer_params is not None else xargs.get("ec_transfer_params"),
+    )
+
+
+def history_tool_call_count(messages: list[dict]) -> int:
+    return sum(
+        len(m.get("tool_calls") or [])
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list)
+    )
+
+
+def render_chat(
+    model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, request_id: str | None
+) -> dict:
+    common_checks(req)
+    if req.add_generation_prompt and req.continue_final_message:
+        raise bad_request("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+    tool_choice = validate_tools(req, cfg)
+    kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
+    tools = req.tools if tool_choice != "none" or req.tools else None
+    text = render_prompt(model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents)
+    check_prompt_chars(text, model.max_model_len)
+    add_special = bool(req.add_special_tokens)
+    ids = model.tokenizer.encode(text, add_special_tokens=add_special)
+    ids = truncate(ids, req.truncate_prompt_tokens, model.max_model_len)
+    check_prompt_tokens(len(ids), model.max_model_len)
+
+    requested = req.max_completion_tokens if req.max_completion_tokens is not None else req.max_tokens
+    max_tokens = resolve_max_tokens(requested, model.generation_defaults, len(ids), model.max_model_len)
+    has_parser = bool(cfg.tool_call_parser or cfg.reasoning_parser)
+    skip_special = req.skip_special_tokens
+    if skip_special is None:
+        skip_special = False if has_parser else model.generation_defaults.get("skip_special_tokens", True)
+    values = sampling_values(req, model, max_tokens, skip_special)
+    if req.logprobs:
+        values["logprobs"] = req.top_logprobs or 0
+    if req.echo and req.logprobs:
+        values["prompt_logprobs"] = req.top_logprobs
+    if req.prompt_logprobs is not None:
+        values["prompt_logprobs"] = req.prompt_logprobs
+
+    reasoning_ended = None
+    reasoning_kwargs = None
+    if cfg.reasoning_parser:
+        reasoning_kwargs = {"chat_template_kwargs": kwargs}
+        rcls = registry.get_reasoning_parser(cfg.reasoning_parser)
+        ctx = ParseContext(chat_template_kwargs=kwargs, prompt_token_ids=ids, vocab=model.tokenizer)
+        reasoning_ended = (not req.include_reasoning) or bool(
+            rcls is not None and rcls.reasoning_ended_in_prompt(ids, ctx)
+        )
+    kv, ec = transfer_params(req)
+    return {
+        "request_id": f"chatcmpl-{request_id or req.request_id or random_id()}",
+        "token_ids": ids,
+        "token_offsets": None,
+        "features": None,
+        "content_parts": None,
+        "sampling_params": sampling.serialize(values),
+        "model": req.model,
+        "reasoning_ended": reasoning_ended,
+        "reasoning_parser_kwargs": reasoning_kwargs,
+        "return_token_ids": req.return_token_ids,
+        "output_mode": "tokens",
+        "parse_context": {
+            "tools": req.tools,
+            "tool_choice": tool_choice,
+            "parallel_tool_calls": req.parallel_tool_calls if req.parallel_tool_calls is not None else True,
+            "include_reasoning": req.include_reasoning,
+            "chat_template_kwargs": kwargs,
+            "history_tool_call_cnt": history_tool_call_count(req.messages),
+        },
+        "stream": bool(req.stream),
+        "stream_options": stream_options(req),
+        "cache_salt": req.cache_salt,
+        "priority": req.priority,
+        "kv_transfer_params": kv,
+        "ec_transfer_params": ec,
+    }
+
+
+__all__ = ["render_chat", "render_prompt", "ApiError"]

@@ -1,0 +1,126 @@
+"""OpenAI messages -> chat-template input -> prompt text, as vLLM's chat utilities do it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import nodes
+
+from tokenbridge.model import template as tpl
+from tokenbridge.protocol.errors import ApiError, bad_request
+
+
+@lru_cache(maxsize=32)
+def detect_content_format(source: str) -> str:
+    """``"openai"`` when the template loops over ``message.content``, else ``"string"``."""
+    try:
+        ast = tpl.environment().parse(source)
+    except Exception:
+        return "string"
+    for loop in ast.find_all(nodes.For):
+        it = loop.iter
+        for n in [it, *it.find_all(nodes.Node)]:
+            if isinstance(n, nodes.Getattr) and n.attr == "content":
+                return "openai"
+            if isinstance(n, nodes.Getitem) and isinstance(n.arg, nodes.Const) and n.arg.value == "content":
+                return "openai"
+    return "string"
+
+
+def _text_parts(content: list) -> list[str]:
+    out = []
+    for part in content:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict):
+            kind = part.get("type")
+            if kind in ("text", "input_text", "output_text", "refusal") or (kind is None and "text" in part):
+                out.append(part.get("text") or part.get("refusal") or "")
+            else:
+                raise bad_request(f"Unsupported content part type: {kind}")
+    return out
+
+
+def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
+    """The conversation the template sees: content flattened per format, tool-call
+    arguments parsed from JSON strings into objects."""
+    conv = []
+    for m in messages:
+        if not isinstance(m, dict) or "role" not in m:
+            raise bad_request("Each message must be an object with a role.")
+        msg = dict(m)
+        content = msg.get("content")
+        if isinstance(content, list):
+            texts = _text_parts(content)
+            if content_format == "openai":
+                msg["content"] = [{"type": "text", "text": t} for t in texts]
+            else:
+                msg["content"] = "\n".join(texts)
+        if msg.get("role") == "assistant" and isinstance(msg.get("tool_calls"), list):
+            calls = []
+            for call in msg["tool_calls"]:
+                call = copy.deepcopy(call)
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict):
+                    args = fn.get("arguments")
+                    if isinstance(args, str):
+                        try:
+                            fn["arguments"] = json.loads(args) if args else {}
+                        except ValueError:
+                            pass
+                    elif args is None:
+                        fn["arguments"] = {}
+                calls.append(call)
+            msg["tool_calls"] = calls
+        conv.append(msg)
+    return conv
+
+
+def apply_template(
+    source: str,
+    conversation: list[dict],
+    tools: list[dict] | None,
+    special_tokens: dict[str, str],
+    add_generation_prompt: bool,
+    continue_final_message: bool,
+    kwargs: dict[str, Any],
+    documents: list[dict] | None = None,
+) -> str:
+    ctx = dict(special_tokens)
+    ctx.update(kwargs)
+    ctx.update(
+        messages=conversation,
+        tools=tools,
+        documents=documents,
+        add_generation_prompt=add_generation_prompt,
+        continue_final_message=continue_final_message,
+    )
+    try:
+        text = tpl.render(source, **ctx)
+    except tpl.TemplateError as e:
+        raise ApiError(str(e), 400, "BadRequestError") from e
+    except Exception as e:  # a template bug must not become a 500
+        raise ApiError(f"Error rendering chat template: {e}", 400, "BadRequestError") from e
+    if continue_final_message:
+        text = _cut_after_final_message(text, conversation)
+    return text
+
+
+def _cut_after_final_message(text: str, conversation: list[dict]) -> str:
+    """transformers' rule: end the prompt right after the final message's content."""
+    final = conversation[-1].get("content") if conversation else None
+    if isinstance(final, list):
+        texts = [p.get("text", "") for p in final if isinstance(p, dict)]
+        final = texts[-1] if texts else ""
+    if not isinstance(final, str):
+        return text
+    stripped = final.strip()
+    if stripped not in text:
+        raise bad_request("continue_final_message is set but the final message does not appear in the chat after applying the chat template!")
+    loc = text.rindex(stripped)
+    if text[loc : loc + len(final.lstrip())] == final:
+        return text[: loc + len(final.lstrip())]
+    return text[: loc + len(stripped)]

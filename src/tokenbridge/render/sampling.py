@@ -1,0 +1,149 @@
+"""vLLM ``SamplingParams`` as render serializes them.
+
+vLLM encodes the struct with msgspec ``omit_defaults``, which compares by identity: ``None``,
+booleans and small ints equal to the default vanish, floats and lists stay. We reproduce the
+same key set, in the struct's field order, so the engine sees exactly what vLLM would send.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokenbridge.protocol.errors import bad_request
+
+# (field, default) in SamplingParams' declaration order.
+_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("n", 1),
+    ("presence_penalty", 0.0),
+    ("frequency_penalty", 0.0),
+    ("repetition_penalty", 1.0),
+    ("temperature", 1.0),
+    ("top_p", 1.0),
+    ("top_k", 0),
+    ("min_p", 0.0),
+    ("seed", None),
+    ("stop", None),
+    ("stop_token_ids", None),
+    ("ignore_eos", False),
+    ("max_tokens", 16),
+    ("min_tokens", 0),
+    ("logprobs", None),
+    ("prompt_logprobs", None),
+    ("logprob_token_ids", None),
+    ("detokenize", True),
+    ("skip_special_tokens", True),
+    ("spaces_between_special_tokens", True),
+    ("include_stop_str_in_output", False),
+    ("output_kind", 0),
+    ("skip_clone", False),
+    ("structured_outputs", None),
+    ("logit_bias", None),
+    ("allowed_token_ids", None),
+    ("extra_args", None),
+    ("bad_words", None),
+    ("skip_reading_prefix_cache", None),
+    ("thinking_token_budget", None),
+    ("repetition_detection", None),
+)
+
+NEUTRAL = {
+    "repetition_penalty": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "temperature": 1.0,
+    "top_p": 1.0,
+    "top_k": 0,
+    "min_p": 0.0,
+}
+
+
+def _omitted(value: Any, default: Any) -> bool:
+    if value is None:
+        return default is None
+    if isinstance(value, bool) or isinstance(default, bool):
+        return value is default
+    if isinstance(value, int) and isinstance(default, int):
+        return value == default and -5 <= value <= 256
+    return False
+
+
+def serialize(values: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for name, default in _FIELDS:
+        if name in values and not _omitted(values[name], default):
+            out[name] = values[name]
+    return out
+
+
+STRUCTURED_KEYS = (
+    "json",
+    "regex",
+    "choice",
+    "grammar",
+    "json_object",
+    "disable_any_whitespace",
+    "disable_additional_properties",
+    "whitespace_pattern",
+    "structural_tag",
+    "_backend",
+    "_backend_was_auto",
+)
+_STRUCTURED_DEFAULTS = {
+    "disable_any_whitespace": False,
+    "disable_additional_properties": False,
+    "_backend_was_auto": False,
+}
+
+
+def structured_outputs(response_format: dict | None, structured: dict | None) -> dict | None:
+    """``structured_outputs`` from the request's ``structured_outputs`` or ``response_format``."""
+    spec: dict[str, Any] = {}
+    if structured:
+        spec = {k: v for k, v in structured.items() if k in STRUCTURED_KEYS}
+    elif response_format:
+        kind = response_format.get("type")
+        if kind == "json_object":
+            spec = {"json_object": True}
+        elif kind == "json_schema":
+            js = response_format.get("json_schema") or {}
+            schema = js.get("schema", js.get("json_schema"))
+            spec = {"json": schema if schema is not None else {}}
+        elif kind == "structural_tag":
+            spec = {"structural_tag": _dumps(response_format)}
+        elif kind in (None, "text"):
+            return None
+    if not spec:
+        return None
+    return {k: spec.get(k, _STRUCTURED_DEFAULTS.get(k)) for k in STRUCTURED_KEYS}
+
+
+def _dumps(v: Any) -> str:
+    import json
+
+    return json.dumps(v)
+
+
+def check_ranges(req: Any) -> None:
+    """vLLM's SamplingParams validation, raised with its messages."""
+    if req.temperature is not None and req.temperature < 0:
+        raise bad_request(f"temperature must be non-negative, got {req.temperature}.", "temperature", req.temperature)
+    if req.top_p is not None and not 0 < req.top_p <= 1:
+        raise bad_request(f"top_p must be in (0, 1], got {req.top_p}.", "top_p", req.top_p)
+    if req.top_k is not None and (req.top_k < -1 or req.top_k == 0 and False):
+        raise bad_request(f"top_k must be -1 (disable), or at least 1, got {req.top_k}.", "top_k", req.top_k)
+    if req.min_p is not None and not 0 <= req.min_p <= 1:
+        raise bad_request(f"min_p must be in [0, 1], got {req.min_p}.", "min_p", req.min_p)
+    for name in ("presence_penalty", "frequency_penalty"):
+        v = getattr(req, name)
+        if v is not None and not -2.0 <= v <= 2.0:
+            raise bad_request(f"{name} must be in [-2, 2], got {v}.", name, v)
+    if req.repetition_penalty is not None and req.repetition_penalty <= 0:
+        raise bad_request(
+            f"repetition_penalty must be greater than zero, got {req.repetition_penalty}.",
+            "repetition_penalty",
+            req.repetition_penalty,
+        )
+    if req.n is not None and req.n < 1:
+        raise bad_request(f"n must be at least 1, got {req.n}.", "n", req.n)
+    if req.min_tokens is not None and req.min_tokens < 0:
+        raise bad_request(f"min_tokens must be greater than or equal to 0, got {req.min_tokens}.", "min_tokens")

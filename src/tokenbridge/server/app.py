@@ -1,0 +1,172 @@
+"""Routes, body limits, auth and the error envelope, wire-compatible with ``vllm launch render``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Awaitable, Callable
+
+import msgspec
+
+from tokenbridge import VLLM_COMPAT_VERSION
+from tokenbridge.config import ServeConfig
+from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol.errors import ApiError, from_msgspec, not_found_model, validation_error
+from tokenbridge.server import handlers
+from tokenbridge.server.metrics import Metrics
+
+_encode = msgspec.json.Encoder().encode
+_JSON = [(b"content-type", b"application/json")]
+_TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
+_VARY = (b"vary", b"Origin")
+
+Handler = Callable[["Request"], Any]
+
+
+class Request:
+    __slots__ = ("body", "headers", "model", "cfg")
+
+    def __init__(self, body: bytes, headers: dict[bytes, bytes], model: ModelContext, cfg: ServeConfig):
+        self.body = body
+        self.headers = headers
+        self.model = model
+        self.cfg = cfg
+
+    def decode(self, typ: type) -> Any:
+        try:
+            obj = msgspec.json.decode(self.body, type=typ)
+        except msgspec.ValidationError as e:
+            raise from_msgspec(e) from None
+        except msgspec.DecodeError:
+            raise json_error(self.body) from None
+        name = getattr(obj, "model", None)
+        if name is not None and name not in self.model.served_names:
+            raise not_found_model(name, self.model.served_names)
+        return obj
+
+    def request_id(self) -> str | None:
+        v = self.headers.get(b"x-request-id")
+        return v.decode("latin-1") if v else None
+
+
+def json_error(body: bytes) -> ApiError:
+    import json
+
+    try:
+        json.loads(body)
+        pos = 0
+    except json.JSONDecodeError as e:
+        pos = e.pos
+    except Exception:
+        pos = 0
+    return validation_error(f"body.{pos}", "json_invalid", "JSON decode error")
+
+
+POST_ROUTES: dict[str, Handler] = {
+    "/v1/chat/completions/render": handlers.chat_render,
+    "/v1/completions/render": handlers.completion_render,
+    "/v1/chat/completions/derender": handlers.chat_derender,
+    "/v1/completions/derender": handlers.completion_derender,
+    "/tokenize": handlers.tokenize,
+    "/detokenize": handlers.detokenize,
+    "/v1/decisions": handlers.not_implemented,
+    "/v1/systemone": handlers.not_implemented,
+    "/invocations": handlers.invocations,
+    "/ping": handlers.empty,
+}
+GET_ROUTES: dict[str, Handler] = {
+    "/v1/models": handlers.models,
+    "/health": handlers.empty,
+    "/ping": handlers.empty,
+    "/version": lambda r: {"version": VLLM_COMPAT_VERSION},
+    "/load": lambda r: {"server_load": 0},
+    "/kv_event_sources": lambda r: {},
+}
+_NO_AUTH = {"/health", "/ping", "/version", "/metrics", "/load"}
+
+
+class App:
+    """The ASGI application; everything it needs is built before the first request."""
+
+    def __init__(self, model: ModelContext, cfg: ServeConfig) -> None:
+        self.model = model
+        self.cfg = cfg
+        self.metrics = Metrics()
+        self.started = time.time()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        path = scope["path"]
+        method = scope["method"]
+        t0 = time.perf_counter()
+        status, headers, payload = await self._handle(scope, receive, method, path)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+        self.metrics.observe(method, path, status, time.perf_counter() - t0)
+
+    async def _handle(self, scope, receive, method: str, path: str):
+        if path == "/metrics" and method == "GET":
+            return 200, [*_TEXT, _VARY], self.metrics.render().encode()
+        table = POST_ROUTES if method == "POST" else GET_ROUTES if method in ("GET", "HEAD") else None
+        handler = table.get(path) if table is not None else None
+        if handler is None:
+            known = path in POST_ROUTES or path in GET_ROUTES or path == "/metrics"
+            if known:
+                return 405, [*_JSON, _VARY], b'{"detail":"Method Not Allowed"}'
+            return 404, [*_JSON, _VARY], b'{"detail":"Not Found"}'
+        headers = dict(scope["headers"])
+        try:
+            if self.cfg.api_key and path not in _NO_AUTH:
+                auth = headers.get(b"authorization", b"").decode("latin-1")
+                if auth != f"Bearer {self.cfg.api_key}":
+                    return 401, [*_JSON, _VARY], b'{"error":"Unauthorized"}'
+            body = b""
+            if method == "POST":
+                body = await self._read_body(receive, headers)
+                if path not in ("/invocations", "/ping"):
+                    ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+                    if ctype != b"application/json":
+                        raise ApiError(
+                            "1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed",
+                            400,
+                            "Bad Request",
+                        )
+            result = handler(Request(body, headers, self.model, self.cfg))
+            if isinstance(result, Awaitable):
+                result = await result
+        except ApiError as e:
+            return e.status, [*_JSON, _VARY], _encode(e.envelope())
+        except Exception as e:  # a bug must still answer in the envelope
+            err = ApiError(f"{type(e).__name__}: {e}", 500, "InternalServerError")
+            return 500, [*_JSON, _VARY], _encode(err.envelope())
+        if result is None:
+            return 200, [_VARY], b""
+        if isinstance(result, bytes):
+            return 200, [*_JSON, _VARY], result
+        return 200, [*_JSON, _VARY], _encode(result)
+
+    async def _read_body(self, receive, headers) -> bytes:
+        limit = self.cfg.max_body_bytes
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise ApiError(f"Request body exceeds the limit of {limit} bytes.", 413, "RequestEntityTooLarge")
+        chunks = []
+        size = 0
+        while True:
+            msg = await receive()
+            part = msg.get("body", b"")
+            size += len(part)
+            if size > limit:
+                raise ApiError(f"Request body exceeds the limit of {limit} bytes.", 413, "RequestEntityTooLarge")
+            chunks.append(part)
+            if not msg.get("more_body"):
+                break
+        return b"".join(chunks)

@@ -1,0 +1,60 @@
+"""Process start-up: load the model once per worker, then serve with uvicorn."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tokenbridge.config import ServeConfig
+from tokenbridge.model.context import load_model
+from tokenbridge.server.app import App
+
+
+def build(args) -> App:
+    model = load_model(
+        args.model,
+        served_names=args.served_model_name,
+        tokenizer=args.tokenizer,
+        tokenizer_mode=args.tokenizer_mode,
+        chat_template=args.chat_template,
+        max_model_len=args.max_model_len,
+        generation_config=args.generation_config,
+    )
+    cfg = ServeConfig(
+        tool_call_parser=args.tool_call_parser,
+        reasoning_parser=args.reasoning_parser,
+        enable_auto_tool_choice=args.enable_auto_tool_choice,
+        chat_template_content_format=args.chat_template_content_format,
+        default_chat_template_kwargs=args.default_chat_template_kwargs or {},
+        trust_request_chat_template=args.trust_request_chat_template,
+        max_logprobs=args.max_logprobs,
+        api_key=args.api_key,
+        max_body_bytes=args.max_body_bytes,
+    )
+    return App(model, cfg)
+
+
+def serve(args) -> int:
+    import uvicorn
+
+    try:
+        app = build(args)
+    except (OSError, ValueError) as e:
+        print(f"tokenbridge: cannot load {args.model}: {e}", file=sys.stderr)
+        return 2
+    workers = args.workers or 1
+    if workers > 1:
+        from tokenbridge.server.workers import serve_workers
+
+        return serve_workers(app, args.host, args.port, workers)
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=os.environ.get("TOKENBRIDGE_LOG_LEVEL", "warning"),
+        access_log=False,
+        loop="auto",
+        http="auto",
+        timeout_keep_alive=5,
+    )
+    return 0
