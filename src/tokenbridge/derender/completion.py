@@ -33,8 +33,11 @@ def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderComp
     if isinstance(prompt_tokens, int) or (prompt_tokens is not None and len(prompt_tokens) != n):
         raise _length_error("prompt_tokens", 1 if isinstance(prompt_tokens, int) else len(prompt_tokens), n)
     prompt_ids = req.prompt_token_ids
-    if prompt_ids is not None and (len(prompt_ids) != n or any(isinstance(x, int) for x in prompt_ids)):
-        raise _length_error("prompt_token_ids", len(prompt_ids), n)
+    if prompt_ids is not None:
+        if len(prompt_ids) != n:
+            raise _length_error("prompt_token_ids", len(prompt_ids), n)
+        if not all(p is None or (isinstance(p, list) and all(type(i) is int and i >= 0 for i in p)) for p in prompt_ids):
+            raise validation_error("body.DerenderCompletionRequest.prompt_token_ids", "list_type", "Input should be a list of non-negative token ids")
     for r in responses:
         check_choices(model, cfg, r.choices)
     creq = req.completion_request

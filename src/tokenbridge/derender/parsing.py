@@ -73,6 +73,19 @@ class ChoiceParser:
     def finish(self) -> Delta:
         return self._gate(self.inner.finish(), True)
 
+    def empty_values(self) -> tuple[str | None, str | None]:
+        """What vLLM's one-shot message holds for content and reasoning that came out empty:
+        ``""`` where the text passed through a stage untouched, else null."""
+        r = self.inner.reasoning
+        content = "" if r is None else r.empty_content
+        tool = self.inner.tool
+        if self.calls or (tool is not None and tool.engine_based):
+            content = None
+        if self.forced:
+            content = ""
+        reasoning = r.empty_reasoning if r is not None and self.inner.ctx.include_reasoning else None
+        return content, reasoning
+
     def snapshot(self) -> list:
         return [self.inner.snapshot(), self.ws, self.calls, self.started_calls]
 

@@ -80,6 +80,8 @@ class RequiredToolChoice(ToolParser):
 class DropToolCalls(ToolParser):
     """``tool_choice="none"`` on an engine-based family: its content, never its calls."""
 
+    engine_based = True
+
     def __init__(self, inner: ToolParser) -> None:
         super().__init__(inner.ctx)
         self.inner = inner

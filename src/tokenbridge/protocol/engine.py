@@ -95,5 +95,6 @@ class DerenderCompletionRequest(msgspec.Struct, kw_only=True):
     generate_chunk: GenerateChunk | None = None
     stream_state: Any = None
     prompt_tokens: Union[list[int], int, None] = None
-    prompt_token_ids: Union[list[Union[list[TokenId], None]], list[TokenId], None] = None
+    # A list per response (completions) or one flat list (streaming); checked by derender.
+    prompt_token_ids: list[Any] | None = None
     completion_request: CompletionRequest | None = None

@@ -75,6 +75,8 @@ class MarkerFormat:
     turn_boundaries: tuple[str, ...] = ()
     #: Drop special tokens of the tokenizer that are not markers (vLLM's engine does).
     drop_special_tokens: bool = True
+    #: Thinking off means no parsing at all; else the engine runs starting in content.
+    off_is_identity: bool = True
 
 
 def _token_id(vocab: Any, text: str) -> int | None:
@@ -109,9 +111,10 @@ class MarkerEngineParser(ReasoningParser):
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         fmt = self.fmt
-        self.thinking = fmt.thinking(ctx.chat_template_kwargs or {})
+        on = fmt.thinking(ctx.chat_template_kwargs or {})
+        self.thinking = on or not fmt.off_is_identity
         self.in_reasoning = (
-            self.thinking
+            on
             and fmt.starts_in_reasoning
             and not (
                 fmt.turn_boundaries
@@ -144,8 +147,10 @@ class MarkerEngineParser(ReasoningParser):
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """vLLM's engine ``is_reasoning_end``: the last reasoning marker of this turn decides."""
         fmt = cls.fmt
-        if not (fmt.thinking(ctx.chat_template_kwargs or {}) and fmt.starts_in_reasoning):
+        wait = fmt.thinking(ctx.chat_template_kwargs or {}) and fmt.starts_in_reasoning
+        if not wait and fmt.off_is_identity:
             return True
+        start_opens = wait or fmt.reopen
         vocab = ctx.vocab
         end_ids = set()
         for m in fmt.end + fmt.implicit_end:
@@ -163,10 +168,12 @@ class MarkerEngineParser(ReasoningParser):
             if t in end_ids:
                 return True
             if t in start_ids:
-                return False
+                if start_opens:
+                    return False
+                break
             if t in boundary_ids:
                 break
-        return False
+        return not wait
 
     # -- lexing -----------------------------------------------------------------------------
 
@@ -406,6 +413,44 @@ SEED_OSS = MarkerFormat(
 #: Step-3.5/3.7: the template always opens ``<think>``; trailing whitespace is stripped.
 STEP3P5 = replace(QWEN3, thinking=always_on, strip_trailing_whitespace=True)
 NEMOTRON_V3 = replace(QWEN3, strip_trailing_whitespace=True)
+
+
+def deepseek_v4_thinking(kwargs: dict) -> bool:
+    """DeepSeek-V4: on unless a flag says off, and off for ``reasoning_effort: none``."""
+    if "thinking" not in kwargs and "enable_thinking" not in kwargs:
+        on = True
+    else:
+        on = bool(kwargs.get("thinking") or kwargs.get("enable_thinking"))
+    return on and kwargs.get("reasoning_effort") != "none"
+
+
+_DSML = "｜DSML｜"
+DEEPSEEK_V4 = MarkerFormat(
+    implicit_end=(f"<{_DSML}tool_calls>", f"<{_DSML}toolcalls>", f"<{_DSML}tool>"),
+    literals=(
+        f"</{_DSML}tool_calls>",
+        f'<{_DSML}invoke name="',
+        '">',
+        f"</{_DSML}invoke>",
+        f"<{_DSML}parameter",
+        f"</{_DSML}parameter>",
+    ),
+    thinking=deepseek_v4_thinking,
+    reopen=True,
+    off_is_identity=False,
+)
+DEEPSEEK_V41 = replace(
+    DEEPSEEK_V4,
+    implicit_end=(f"<{_DSML} calls>",),
+    literals=(
+        f"</{_DSML} calls>",
+        f'<{_DSML} invoke name="',
+        '">',
+        f"</{_DSML} invoke>",
+        f"<{_DSML} parameter",
+        f"</{_DSML} parameter>",
+    ),
+)
 #: Step3: no start marker; the text before the first ``</think>`` is reasoning.
 STEP3 = MarkerFormat(start=(), drop_end_in_content=False, drop_special_tokens=False)
 
@@ -427,6 +472,8 @@ _register(MarkerEngineParser, GLM45, "ling3", family="glm45")
 _register(MarkerEngineParser, SEED_OSS, "seed_oss", family="seed_oss")
 _register(MarkerEngineParser, STEP3P5, "step3p5", family="qwen3")
 _register(MarkerPartitionParser, STEP3, "step3", family="step3")
+_register(MarkerEngineParser, DEEPSEEK_V4, "deepseek_v4", "deepseek-v4", family="deepseek_v4")
+_register(MarkerEngineParser, DEEPSEEK_V41, "deepseek_v41", family="deepseek_v4")
 
 
 class IdentityReasoningParser(ReasoningParser):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
@@ -81,14 +81,31 @@ def extract(fmt: Format, text: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 class DeepSeekToolParser(ToolParser):
-    """Streams content up to the first tool marker, then decides the rest at ``finish()``."""
+    """Streams content up to the first tool marker, then decides the rest at ``finish()``.
 
+    With the section marker present vLLM reports calls even when none parses, and content
+    that is only whitespace is then dropped, so leading whitespace is held until decided.
+    vLLM's strict structural tags for these models make required/named choices fall back to
+    this parser.
+    """
+
+    supports_required_and_named: ClassVar[bool] = False
     format: Format = FORMATS["deepseek_v3"]
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self._held = ""
         self._holding = False
+        self._blank: str | None = ""  # content so far while it is all whitespace
+
+    def _content(self, text: str) -> str:
+        if self._blank is None:
+            return text
+        self._blank += text
+        if not self._blank.strip():
+            return ""
+        text, self._blank = self._blank, None
+        return text
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         self._held += text
@@ -98,34 +115,37 @@ class DeepSeekToolParser(ToolParser):
         if pos != -1:
             self._holding = True
             out, self._held = self._held[:pos], self._held[pos:]
-            return Delta(content=out)
-        keep = partial_suffix(self._held, self.format.triggers)
-        cut = len(self._held) - keep
+            return Delta(content=self._content(out))
+        cut = len(self._held) - partial_suffix(self._held, self.format.triggers)
         out, self._held = self._held[:cut], self._held[cut:]
-        return Delta(content=out)
+        return Delta(content=self._content(out))
 
     def finish(self) -> Delta:
         text, self._held = self._held, ""
-        if not text:
-            return Delta()
         content, calls = extract(self.format, text)
+        blank, self._blank = self._blank, ""
+        if blank is not None:
+            content = blank + content
+            if CALLS_BEGIN in text and not content.strip():
+                content = ""
         return Delta(
             content=content,
             tool_calls=[ToolCallDelta(index=i, name=n, arguments=a) for i, (n, a) in enumerate(calls)],
         )
 
     def snapshot(self) -> Any:
-        return [self._held, self._holding]
+        return [self._held, self._holding, self._blank]
 
     def restore(self, snap: Any) -> None:
         if (
             not isinstance(snap, list)
-            or len(snap) != 2
+            or len(snap) != 3
             or not isinstance(snap[0], str)
             or not isinstance(snap[1], bool)
+            or not (snap[2] is None or isinstance(snap[2], str))
         ):
             raise ValueError("bad deepseek tool parser state")
-        self._held, self._holding = snap
+        self._held, self._holding, self._blank = snap
 
 
 def _register(name: str, *aliases: str) -> None:

@@ -87,18 +87,22 @@ def tool_arguments(text: str, content_type: str | None) -> str:
 
 
 class HarmonyStream:
-    """Incremental Harmony reader producing reasoning, content and whole tool calls."""
+    """Incremental Harmony reader producing reasoning, content and whole tool calls.
+
+    ``openai_harmony`` decides the structure (message boundaries, headers); the message text
+    is decoded here from the content tokens, as the parser's completed message has it: valid
+    UTF-8 as soon as it is complete, an undecodable tail lossily at the message's end.
+    """
 
     def __init__(self, want_reasoning: bool, want_tools: bool, vocab: Any = None) -> None:
         self.want_reasoning = want_reasoning
         self.want_tools = want_tools
         self.vocab = vocab
         self.mode = HEADER
-        self.first = True  # no header parsed yet: the parser still presumes the assistant role
-        self.replay: list[int] = []  # rebuilds the parser's state from a fresh one
-        self.replay_assistant = True  # ... constructed with the assistant role
-        self.header_len = 0  # replay[:header_len] is the current message's header
-        self.pending: list[int] = []  # vLLM's unfinished-message tokens (fallback content)
+        self.replay: list[int] = []  # feeding these to a fresh parser restores its state
+        self.replay_assistant = True  # ... one built with the assistant role (no message done)
+        self.unfinished: list[int] = []  # vLLM's tokens of the unfinished message (fallback)
+        self.undecoded: list[int] = []  # content tokens not yet valid UTF-8
         self.kind = IGNORE
         self.tool_name = ""
         self.content_type: str | None = None
@@ -109,24 +113,22 @@ class HarmonyStream:
         self.tool_index = 0
         self._parser = None
 
-    # parser -------------------------------------------------------------------------------
-
-    def _new_parser(self):
-        from openai_harmony import HarmonyError, Role, StreamableParser
-
-        enc = harmony_encoding(self.vocab)
-        parser = StreamableParser(enc, role=Role.ASSISTANT if self.replay_assistant else None)
-        for t in self.replay:
-            try:
-                parser.process(t)
-            except HarmonyError:
-                pass
-        return parser
+    @property
+    def encoding(self):
+        return harmony_encoding(self.vocab)
 
     @property
     def parser(self):
         if self._parser is None:
-            self._parser = self._new_parser()
+            from openai_harmony import HarmonyError, Role, StreamableParser
+
+            role = Role.ASSISTANT if self.replay_assistant else None
+            self._parser = StreamableParser(self.encoding, role=role)
+            for t in self.replay:
+                try:
+                    self._parser.process(t)
+                except HarmonyError:
+                    pass
         return self._parser
 
     # reading ------------------------------------------------------------------------------
@@ -140,7 +142,12 @@ class HarmonyStream:
         if not token_ids:
             return "", "", calls
         parser = self.parser
-        enc = harmony_encoding(self.vocab)
+        enc = self.encoding
+        modes = {
+            StreamState.EXPECT_START: EXPECT_START,
+            StreamState.HEADER: HEADER,
+            StreamState.CONTENT: CONTENT,
+        }
         for t in token_ids:
             try:
                 parser.process(t)
@@ -148,55 +155,51 @@ class HarmonyStream:
             except HarmonyError:
                 ok = False
             old = self.mode
-            new = old
-            if not ok or enc.is_special_token(t):
-                new = {
-                    StreamState.EXPECT_START: EXPECT_START,
-                    StreamState.HEADER: HEADER,
-                    StreamState.CONTENT: CONTENT,
-                }[parser.state]
+            # Only a special token or an error can move the parser to another state.
+            new = modes[parser.state] if not ok or enc.is_special_token(t) else old
             self.mode = new
             if old == CONTENT:
                 if new == CONTENT:
-                    self._content_token(t, parser.last_content_delta, reasoning, content)
+                    self.undecoded.append(t)
+                    self._decode(reasoning, content, final=False)
                 else:
-                    self._complete(content, calls)
-                continue
-            if new == CONTENT:
+                    self._complete(reasoning, content, calls)
+            elif new == CONTENT:
                 self.replay.append(t)
                 self._open(parser)
-                continue
-            if self.replay_assistant:
-                self.replay.append(t)
-            elif new == HEADER:
-                self.replay = [*self.replay, t] if old == HEADER else [t]
             else:
-                self.replay = []
-            if ok:
-                self.pending.append(t)
+                if self.replay_assistant:
+                    self.replay.append(t)
+                elif new == HEADER:
+                    self.replay = [*self.replay, t] if old == HEADER else [t]
+                else:
+                    self.replay = []
+                if ok:
+                    self.unfinished.append(t)
         return "".join(reasoning), "".join(content), calls
 
     def finish(self) -> tuple[str, str, list[ToolCallDelta]]:
         """The end of the output: complete an open message, or fall back to content."""
+        reasoning: list[str] = []
         content: list[str] = []
         calls: list[ToolCallDelta] = []
         if self.mode == CONTENT:
-            self._complete(content, calls)
+            self._complete(reasoning, content, calls)
         elif self.mode == HEADER:
-            text = harmony_encoding(self.vocab).decode(self.pending) if self.pending else ""
-            self._emit_part(text, content, TEXT)
-            self.pending = []
-            self.mode = EXPECT_START
+            text = self.encoding.decode(self.unfinished) if self.unfinished else ""
+            self.kind = TEXT
+            self._emit(text, reasoning, content)
+            self.kind = IGNORE
+        self.mode = EXPECT_START
         self.replay = []
-        return "", "".join(content), calls
+        self.unfinished = []
+        return "".join(reasoning), "".join(content), calls
 
     def _open(self, parser) -> None:
         """A header parsed: classify the message the way vLLM maps completed messages."""
         from openai_harmony import Role
 
-        self.first = False
-        self.header_len = len(self.replay)
-        self.pending = []
+        self.unfinished = []
         recipient = normalize_recipient(parser.current_recipient)
         channel = parser.current_channel
         if parser.current_role != Role.ASSISTANT:
@@ -215,33 +218,42 @@ class HarmonyStream:
         self.tool_name = recipient.removeprefix("functions.") if kind == TOOL else ""
         self.content_type = parser.current_content_type if kind == TOOL else None
 
-    def _content_token(self, t: int, delta: str | None, reasoning: list[str], content: list[str]) -> None:
-        if delta is None:
-            self.replay.append(t)
+    def _decode(self, reasoning: list[str], content: list[str], final: bool) -> None:
+        if not self.undecoded:
             return
-        del self.replay[self.header_len :]
-        if self.kind == TOOL:
-            self.tool_text += delta
-        elif self.kind == REASONING:
-            self._emit_part(delta, reasoning, REASONING)
-        elif self.kind == TEXT:
-            self._emit_part(delta, content, TEXT)
+        if self.kind == IGNORE:
+            self.undecoded = []
+            return
+        try:
+            text = self.encoding.decode_utf8(self.undecoded)
+        except Exception:
+            if not final:
+                return
+            text = self.encoding.decode(self.undecoded)
+        self.undecoded = []
+        self._emit(text, reasoning, content)
 
-    def _emit_part(self, text: str, out: list[str], kind: int) -> None:
+    def _emit(self, text: str, reasoning: list[str], content: list[str]) -> None:
+        """Message text out; a message's first non-empty text is joined to earlier ones by a newline."""
         if not text:
             return
+        if self.kind == TOOL:
+            self.tool_text += text
+            return
+        if self.kind == REASONING:
+            out, seen = reasoning, self.reasoning_any
+            self.reasoning_any = True
+        else:
+            out, seen = content, self.content_any
+            self.content_any = True
         if not self.part_open:
             self.part_open = True
-            seen = self.reasoning_any if kind == REASONING else self.content_any
             if seen:
                 text = "\n" + text
-            if kind == REASONING:
-                self.reasoning_any = True
-            else:
-                self.content_any = True
         out.append(text)
 
-    def _complete(self, content: list[str], calls: list[ToolCallDelta]) -> None:
+    def _complete(self, reasoning: list[str], content: list[str], calls: list[ToolCallDelta]) -> None:
+        self._decode(reasoning, content, final=True)
         if self.kind == TOOL:
             calls.append(
                 ToolCallDelta(
@@ -254,8 +266,7 @@ class HarmonyStream:
         self.mode = EXPECT_START
         self.replay = []
         self.replay_assistant = False
-        self.header_len = 0
-        self.pending = []
+        self.unfinished = []
         self.kind = IGNORE
         self.part_open = False
         self.tool_text = ""
@@ -266,32 +277,33 @@ class HarmonyStream:
 
     def snapshot(self) -> list[Any]:
         return [
-            self.mode, self.first, self.replay_assistant, self.replay, self.header_len, self.pending, self.kind,
-            self.tool_name, self.content_type, self.tool_text, self.part_open,
+            self.mode, self.replay_assistant, self.replay, self.unfinished, self.undecoded,
+            self.kind, self.tool_name, self.content_type, self.tool_text, self.part_open,
             self.reasoning_any, self.content_any, self.tool_index,
         ]
 
     def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 14:
+        if not isinstance(snap, list) or len(snap) != 13:
             raise ValueError("bad harmony parser state")
-        (mode, first, replay_assistant, replay, header_len, pending, kind, tool_name, content_type, tool_text,
-         part_open, reasoning_any, content_any, tool_index) = snap
-        ints = [t for t in (*replay, *pending)]
+        (mode, replay_assistant, replay, unfinished, undecoded, kind, tool_name, content_type,
+         tool_text, part_open, reasoning_any, content_any, tool_index) = snap
+        lists = (replay, unfinished, undecoded)
         if (
             mode not in (EXPECT_START, HEADER, CONTENT)
             or kind not in (IGNORE, REASONING, TEXT, TOOL)
-            or not all(isinstance(t, int) and t >= 0 for t in ints)
-            or not isinstance(header_len, int) or not 0 <= header_len <= len(replay)
-            or not isinstance(tool_index, int) or tool_index < 0
+            or not all(isinstance(x, list) for x in lists)
+            or not all(type(t) is int and 0 <= t < 1 << 32 for x in lists for t in x)
+            or type(tool_index) is not int or tool_index < 0
             or not isinstance(tool_name, str) or not isinstance(tool_text, str)
             or not (content_type is None or isinstance(content_type, str))
         ):
             raise ValueError("bad harmony parser state")
-        self.mode, self.first, self.replay, self.header_len = mode, bool(first), list(replay), header_len
-        self.replay_assistant = bool(replay_assistant)
-        self.pending, self.kind, self.tool_name, self.content_type = list(pending), kind, tool_name, content_type
+        self.mode, self.replay_assistant = mode, bool(replay_assistant)
+        self.replay, self.unfinished, self.undecoded = list(replay), list(unfinished), list(undecoded)
+        self.kind, self.tool_name, self.content_type = kind, tool_name, content_type
         self.tool_text, self.part_open = tool_text, bool(part_open)
-        self.reasoning_any, self.content_any, self.tool_index = bool(reasoning_any), bool(content_any), tool_index
+        self.reasoning_any, self.content_any = bool(reasoning_any), bool(content_any)
+        self.tool_index = tool_index
         self._parser = None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
@@ -278,13 +278,23 @@ def resolve_call(header: str, body: str, tools: list[dict] | None) -> tuple[str 
 
 
 class KimiK2ToolParser(ToolParser):
-    """Content until the section starts; then each call whole at its end marker."""
+    """Content until the section starts; then each call whole at its end marker.
+
+    Engine-based in vLLM (so it also runs under ``tool_choice="none"``), and its strict
+    structural tags make required/named choices fall back to it.
+    """
+
+    supports_required_and_named: ClassVar[bool] = False
+    engine_based: ClassVar[bool] = True
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self._markers: dict[str, Any] = {
             m: m for m in (SECTION_BEGIN, SECTION_END, CALL_BEGIN, CALL_END, ARG_BEGIN)
         }
+        # ``</think>`` left in content is swallowed only when thinking is on and a reasoning
+        # parser is configured (without one, vLLM passes reasoning markup through as text).
+        self._drop_think_end = thinking_enabled(ctx) and ctx.reasoning_parser is not None
         if thinking_enabled(ctx):
             self._markers[THINK_START] = THINK_START
             self._markers[THINK_END] = THINK_END
@@ -318,7 +328,7 @@ class KimiK2ToolParser(ToolParser):
         kind = self._markers[marker]
         if kind is _DROP:
             return
-        if self._state == CONTENT and marker == THINK_END:
+        if self._state == CONTENT and marker == THINK_END and self._drop_think_end:
             return
         nxt = _TRANSITIONS.get((self._state, marker))
         if nxt is None:

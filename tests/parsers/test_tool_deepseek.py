@@ -1,0 +1,92 @@
+"""DeepSeek V3 / V3.1 tool calls: one-shot results and chunking."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import Delta, ParseContext
+
+B, E = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
+CB, CE, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+
+
+def v3(name: str, args: str, kind: str = "function") -> str:
+    return f"{CB}{kind}{SEP}{name}\n```json\n{args}\n```{CE}"
+
+
+def v31(name: str, args: str) -> str:
+    return f"{CB}{name}{SEP}{args}{CE}"
+
+
+def run(name: str, pieces: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    parser = registry.get_tool_parser(name)(ParseContext(tools=TOOLS, tool_choice="auto"))
+    acc = Delta()
+    for d in [*(parser.feed(p, []) for p in pieces), parser.finish()]:
+        acc.content += d.content
+        acc.tool_calls += d.tool_calls
+    calls: dict[int, list[str]] = {}
+    for tc in acc.tool_calls:
+        entry = calls.setdefault(tc.index, [tc.name or "", ""])
+        entry[1] += tc.arguments
+    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+
+
+W = '{"city": "東京"}'
+PRETTY = '{\n  "x": 1\n}'
+CUT = B + CB + "function" + SEP + "a\n```json\n" + '{"q":'
+CASES = [
+    ("deepseek_v3", B + v3("get_weather", W) + E, "", [("get_weather", W)]),
+    ("deepseek_v3", "Done." + B + v3("a", "{}") + "\n" + v3("b", PRETTY) + "\n" + E + " after",
+     "Done. after", [("a", "{}"), ("b", PRETTY)]),
+    ("deepseek_v3", B + v3("a", '{"q": 1') + E, "", [("a", '{"q": 1')]),  # invalid JSON passes through
+    ("deepseek_v3", "x" + B + v3("a", "{}", kind="tool") + E, "x" + B + v3("a", "{}", kind="tool") + E, []),
+    ("deepseek_v3", "\n\n" + CUT, "", []),  # length cut mid-call
+    ("deepseek_v3", B + v3("a", "{}"), "", [("a", "{}")]),  # no section end
+    ("deepseek_v3", "a" + E + "b" + B + "c", "a" + E + "bb" + B + "c", []),  # vLLM repeats "b"
+    ("deepseek_v3", v3("a", "{}") + " no section", v3("a", "{}") + " no section", []),
+    ("deepseek_v3", "plain ☀️ text", "plain ☀️ text", []),
+    ("deepseek_v31", "Hi" + B + v31("get_weather", W) + v31("b", "[1]") + E + "tail", "Hi",
+     [("get_weather", W), ("b", "[1]")]),
+    ("deepseek_v31", B + v31("a", "{bad") + E, "", [("a", "{bad")]),
+    ("deepseek_v31", B + CB + "a" + SEP + '{"q": 1', "", []),  # missing end marker
+    ("deepseek_v31", CB + "a\nb" + SEP + "{}" + CE + B, CB + "a\nb" + SEP + "{}" + CE, []),  # one-line names
+    ("deepseek_v31", "\n\n", "\n\n", []),
+]
+
+
+@pytest.mark.parametrize("name,text,content,calls", CASES)
+def test_one_shot(name, text, content, calls):
+    assert run(name, [text]) == (content, calls)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=st.sampled_from(CASES), cuts=st.lists(st.integers(0, 400), max_size=10))
+def test_any_chunking_accumulates_to_one_shot(case, cuts):
+    name, text, content, calls = case
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    assert run(name, [text[a:b] for a, b in zip(bounds, bounds[1:])]) == (content, calls)
+
+
+@pytest.mark.parametrize("name", ["deepseek_v3", "deepseek_v31"])
+def test_snapshot_restore_continues_identically(name):
+    cls = registry.get_tool_parser(name)
+    ctx = ParseContext(tools=TOOLS, tool_choice="auto")
+    text = "Hi" + B + (v3("a", "{}") if name == "deepseek_v3" else v31("a", "{}")) + E
+    first = cls(ctx)
+    out = first.feed(text[:10], []).content
+    second = cls(ctx)
+    second.restore(first.snapshot())
+    d, f = second.feed(text[10:], []), second.finish()
+    assert out + d.content + f.content == "Hi"
+    assert [(t.name, t.arguments) for t in f.tool_calls] == [("a", "{}")]
+
+
+def test_peer_spellings_resolve():
+    for alias in ("deepseekv3", "deepseek"):
+        assert registry.get_tool_parser(alias) is registry.get_tool_parser("deepseek_v3")
+    for alias in ("deepseekv31", "deepseek31", "deepseek_v3_1", "deepseekv3.1"):
+        assert registry.get_tool_parser(alias) is registry.get_tool_parser("deepseek_v31")
