@@ -140,7 +140,7 @@ def _message(cls, req: dict, d: Delta) -> dict:
     }
 
 
-@pytest.mark.parametrize("chunk", [None, 1, 5])
+@pytest.mark.parametrize("chunk", [None, 3])
 @pytest.mark.parametrize("prof,case", list(_cases()))
 def test_corpus_case(prof, case, chunk):
     cls = registry.get_tool_parser(_profile(prof)["tool_parser"])

@@ -22,17 +22,22 @@ def check_choices(model: ModelContext, cfg: ServeConfig, choices: list[GenerateC
             raise bad_request(
                 f"token_ids length ({n}) in choice {c.index} exceeds max_model_len ({model.max_model_len})."
             )
-        if c.logprobs is not None and c.logprobs.content is not None:
-            if len(c.logprobs.content) > model.max_model_len:
-                raise bad_request(f"logprobs length in choice {c.index} exceeds max_model_len ({model.max_model_len}).")
-            for e in c.logprobs.content:
-                if len(e.top_logprobs) > max(cfg.max_logprobs, 0) + 1:
-                    raise bad_request(
-                        f"top_logprobs length ({len(e.top_logprobs)}) in choice {c.index} exceeds max_logprobs ({cfg.max_logprobs})."
-                    )
+        check_logprobs_bounds(model, cfg, c)
     for c in choices:
         if not c.token_ids:
             raise bad_request(f"choice {c.index} has empty or null token_ids")
+
+
+def check_logprobs_bounds(model: ModelContext, cfg: ServeConfig, c: GenerateChoice) -> None:
+    if c.logprobs is None or c.logprobs.content is None:
+        return
+    if len(c.logprobs.content) > model.max_model_len:
+        raise bad_request(f"logprobs length in choice {c.index} exceeds max_model_len ({model.max_model_len}).")
+    for e in c.logprobs.content:
+        if len(e.top_logprobs) > max(cfg.max_logprobs, 0) + 1:
+            raise bad_request(
+                f"top_logprobs length ({len(e.top_logprobs)}) in choice {c.index} exceeds max_logprobs ({cfg.max_logprobs})."
+            )
 
 
 def check_prompt_ids(model: ModelContext, prompt_ids: list[int] | None) -> None:

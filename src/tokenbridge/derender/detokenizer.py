@@ -47,16 +47,27 @@ class Detokenizer:
     def _feed_bytes(self, token_ids: list[int]) -> str:
         special = self.tok.all_special_ids if self.skip_special else ()
         tb = self.tok.token_bytes
-        buf = self.pending + b"".join([tb(t) for t in token_ids if t not in special])
+        pieces = [tb(t) for t in token_ids if t not in special]
+        buf = self.pending + b"".join(pieces)
         if not buf:
             return ""
         text = buf.decode("utf-8", errors="replace")
-        if text.endswith(_REPLACEMENT):
-            # Like vLLM, hold back everything since the last emission until it decodes cleanly.
-            self.pending = buf
-            return ""
-        self.pending = b""
-        return text
+        if not text.endswith(_REPLACEMENT):
+            self.pending = b""
+            return text
+        # vLLM decides token by token: text is emitted at the last token boundary where
+        # everything pending decodes cleanly; what follows waits for more bytes.
+        end = len(buf)
+        for piece in reversed(pieces):
+            end -= len(piece)
+            if end <= len(self.pending):
+                break
+            head = buf[:end].decode("utf-8", errors="replace")
+            if not head.endswith(_REPLACEMENT):
+                self.pending = buf[end:]
+                return head
+        self.pending = buf
+        return ""
 
     def _feed_one(self, token_id: int) -> str:
         new = self.tok.ids_to_tokens([token_id], skip_special_tokens=self.skip_special)
@@ -79,6 +90,22 @@ class Detokenizer:
         if self.byte_level:
             return [self.pending]
         return [self.tokens[self.prefix :], self.read - self.prefix]
+
+    def resume(self, prev_tokens: list[str], prefix_offset: int, read_offset: int) -> "Detokenizer":
+        """Continue from vLLM's window: token strings and its prefix/read offsets."""
+        if not prefix_offset <= read_offset <= len(prev_tokens):
+            raise ValueError("inconsistent detokenizer offsets")
+        if self.byte_level:
+            # What vLLM has not emitted yet is the tokens after its read offset.
+            self.pending = b"".join([self._string_bytes(t) for t in prev_tokens[read_offset:]])
+        else:
+            self.tokens = prev_tokens[prefix_offset:]
+            self.prefix, self.read = 0, read_offset - prefix_offset
+        return self
+
+    def _string_bytes(self, token: str) -> bytes:
+        token_id = self.tok.token_to_id(token)
+        return self.tok.token_bytes(token_id) if token_id is not None else token.encode("utf-8")
 
     def restore(self, snap: list) -> "Detokenizer":
         if self.byte_level:

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Union
 
 import msgspec
 
+from tokenbridge.protocol.errors import validation_error
+
 Obj = dict[str, Any]
 
 
@@ -82,7 +84,10 @@ class ChatCompletionRequest(_Sampling, kw_only=True):
 
 
 class CompletionRequest(_Sampling, kw_only=True):
-    prompt: Union[str, list[str], list[int], list[list[int]], None] = None
+    # str | list[str] | list[int] | list[list[int]]: msgspec cannot express a union of list
+    # types, so ``completion_prompts`` checks the shape with pydantic's error locations.
+    prompt: Any = None
+    max_tokens: int | None = 16  # the OpenAI completions default, unlike chat
     prompt_embeds: Any = None
     logprobs: int | None = None
     suffix: str | None = None
@@ -108,3 +113,36 @@ class TokenizeRequest(msgspec.Struct, kw_only=True):
 class DetokenizeRequest(msgspec.Struct, kw_only=True):
     model: str | None = None
     tokens: list[Annotated[int, msgspec.Meta(ge=0)]]
+
+
+def _is_token_id(x: Any) -> bool:
+    return type(x) is int and x >= 0
+
+
+def _is_token_ids(x: Any) -> bool:
+    return isinstance(x, list) and all(_is_token_id(i) for i in x)
+
+
+def completion_prompts(prompt: Any) -> list[str | list[int]] | None:
+    """The prompts of a completion request, one per engine request; None when absent.
+
+    The shape check is vLLM's ``list[int] | list[list[int]] | str | list[str]`` union; a
+    mismatch is reported at the location pydantic names first (its ``list[int]`` branch).
+    """
+    if prompt is None:
+        return None
+    if isinstance(prompt, str):
+        return [prompt]
+    if isinstance(prompt, list):
+        if _is_token_ids(prompt):
+            return [prompt] if prompt else []
+        if all(_is_token_ids(p) for p in prompt) or all(isinstance(p, str) for p in prompt):
+            return list(prompt)
+        bad = next(i for i, p in enumerate(prompt) if not _is_token_id(p))
+        item = prompt[bad]
+        if type(item) is int:
+            raise validation_error(
+                f"body.prompt.{bad}", "greater_than_equal", "Input should be greater than or equal to 0"
+            )
+        raise validation_error(f"body.prompt.{bad}", "int_type", "Input should be a valid integer")
+    raise validation_error("body.prompt", "list_type", "Input should be a valid list")

@@ -14,10 +14,6 @@ from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.render import conversation as conv
 from tokenbridge.render import sampling
 
-# vLLM rejects a prompt before tokenizing when its characters exceed this many per token.
-CHARS_PER_TOKEN_BOUND = 128
-
-
 def random_id() -> str:
     return secrets.token_hex(8)
 
@@ -102,27 +98,59 @@ def render_prompt(
     )
 
 
-def check_prompt_chars(text: str, max_model_len: int) -> None:
-    bound = CHARS_PER_TOKEN_BOUND * max_model_len
-    if len(text) > bound:
+def check_token_budget(max_output: int | None, max_output_param: str, truncate: int | None, max_model_len: int) -> None:
+    """vLLM's ``TokenizeParams`` checks, made before the prompt is rendered."""
+    if max_output is not None and max_output > max_model_len:
         raise bad_request(
-            f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
+            f"{max_output_param}={max_output} cannot be greater than max_model_len={max_model_len}. "
+            "Please request fewer output tokens.",
+            max_output_param,
+            max_output,
+        )
+    if truncate is not None and truncate > max_model_len:
+        raise bad_request(
+            f"truncate_prompt_tokens={truncate} cannot be greater than max_model_len = {max_model_len}. "
+            "Please request a smaller truncation size.",
+            "truncate_prompt_tokens",
+            truncate,
+        )
+
+
+def check_prompt_chars(text: str, model: ModelContext, truncate: int | None) -> None:
+    """Reject text that cannot fit before paying for tokenization (skipped when truncating)."""
+    bound = model.max_model_len * model.tokenizer.max_chars_per_token
+    if truncate is None and len(text) > bound:
+        n = model.max_model_len
+        raise bad_request(
+            f"This model's maximum context length is {n} tokens. However, your prompt "
             f"contains {len(text)} characters (more than {bound} characters, which is the upper bound "
-            f"for {max_model_len} input tokens). Please reduce the length of the input prompt.",
+            f"for {n} input tokens). Please reduce the length of the input prompt.",
             "input_text",
             len(text),
         )
 
 
-def check_prompt_tokens(n: int, max_model_len: int) -> None:
-    if n > max_model_len:
+def fit_prompt(ids: list[int], truncate: int | None, max_model_len: int) -> list[int]:
+    """Truncate from the left as asked (``-1``: keep room for one output token), then check length.
+
+    vLLM's tokenizer stops at ``max_model_len + 1`` tokens, so an over-long prompt is reported
+    as containing "at least" that many.
+    """
+    if truncate is not None:
+        keep = max_model_len - 1 if truncate < 0 else truncate
+        if keep < len(ids):
+            ids = ids[len(ids) - keep :] if keep else []
+    if len(ids) > max_model_len:
+        n = min(len(ids), max_model_len + 1)
+        at_least = "at least " if n == max_model_len + 1 else ""
         raise bad_request(
             f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
-            f"contains at least {n} input tokens, which exceeds this limit even without any output "
+            f"contains {at_least}{n} input tokens, which exceeds this limit even without any output "
             "tokens. Please reduce the length of the input prompt.",
             "input_tokens",
             n,
         )
+    return ids
 
 
 def common_checks(req: Any) -> None:
@@ -133,31 +161,12 @@ def common_checks(req: Any) -> None:
     sampling.check_ranges(req)
 
 
-def truncate(ids: list[int], n: int | None, max_model_len: int) -> list[int]:
-    if n is None:
-        return ids
-    if n == -1:
-        n = max_model_len
-    if n < 0:
-        raise bad_request("truncate_prompt_tokens must be -1 or a non-negative integer", "truncate_prompt_tokens", n)
-    if n > max_model_len:
-        raise bad_request(
-            f"truncate_prompt_tokens value ({n}) is greater than max_model_len ({max_model_len}). "
-            "Please request a smaller truncation size.",
-            "truncate_prompt_tokens",
-            n,
-        )
-    return ids[-n:] if n else []
-
-
-def resolve_max_tokens(requested: int | None, defaults: dict, prompt_len: int, max_model_len: int) -> int:
-    if requested is not None and requested > max_model_len:
-        raise bad_request(
-            f"max_tokens={requested} cannot be greater than max_model_len={max_model_len}. "
-            "Please request fewer output tokens.",
-            "max_tokens",
-            requested,
-        )
+def resolve_max_tokens(
+    requested: int | None, defaults: dict, prompt_len: int, truncate: int | None, max_model_len: int
+) -> int:
+    """vLLM's ``get_max_tokens``: the smallest of the room left, the request (or server default)."""
+    if truncate is not None:
+        prompt_len = min(prompt_len, max_model_len if truncate == -1 else truncate)
     room = max_model_len - prompt_len
     if requested is None:
         requested = defaults.get("max_new_tokens")
@@ -227,18 +236,23 @@ def render_chat(
     common_checks(req)
     if req.add_generation_prompt and req.continue_final_message:
         raise bad_request("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+    requested = req.max_completion_tokens if req.max_completion_tokens is not None else req.max_tokens
+    check_token_budget(
+        requested,
+        "max_completion_tokens" if req.max_completion_tokens is not None else "max_tokens",
+        req.truncate_prompt_tokens,
+        model.max_model_len,
+    )
     tool_choice = validate_tools(req, cfg)
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     tools = req.tools if tool_choice != "none" or req.tools else None
     text = render_prompt(model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents)
-    check_prompt_chars(text, model.max_model_len)
-    add_special = bool(req.add_special_tokens)
-    ids = model.tokenizer.encode(text, add_special_tokens=add_special)
-    ids = truncate(ids, req.truncate_prompt_tokens, model.max_model_len)
-    check_prompt_tokens(len(ids), model.max_model_len)
-
-    requested = req.max_completion_tokens if req.max_completion_tokens is not None else req.max_tokens
-    max_tokens = resolve_max_tokens(requested, model.generation_defaults, len(ids), model.max_model_len)
+    check_prompt_chars(text, model, req.truncate_prompt_tokens)
+    ids = model.tokenizer.encode(text, add_special_tokens=bool(req.add_special_tokens))
+    ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len)
+    max_tokens = resolve_max_tokens(
+        requested, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
+    )
     has_parser = bool(cfg.tool_call_parser or cfg.reasoning_parser)
     skip_special = req.skip_special_tokens
     if skip_special is None:

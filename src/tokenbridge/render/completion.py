@@ -5,32 +5,27 @@ from __future__ import annotations
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol.errors import bad_request
-from tokenbridge.protocol.openai import CompletionRequest
+from tokenbridge.protocol.openai import CompletionRequest, completion_prompts
 from tokenbridge.render import sampling
 from tokenbridge.render.chat import (
     check_prompt_chars,
-    check_prompt_tokens,
+    check_token_budget,
     common_checks,
+    fit_prompt,
     random_id,
     resolve_max_tokens,
     sampling_values,
     stream_options,
     transfer_params,
-    truncate,
 )
 
-_COMPLETION_DEFAULT_MAX_TOKENS = 16
-
-
 def _prompts(req: CompletionRequest) -> list[str | list[int]]:
-    p = req.prompt
-    if p is None or p == "" or p == []:
+    if req.prompt is None or req.prompt == "":
         raise bad_request("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
-    if isinstance(p, str):
-        return [p]
-    if all(isinstance(x, int) for x in p):
-        return [p]  # one token-id prompt
-    return list(p)
+    prompts = completion_prompts(req.prompt)
+    if not prompts:
+        raise bad_request("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
+    return prompts
 
 
 def render_completion(
@@ -38,19 +33,17 @@ def render_completion(
 ) -> list[dict]:
     common_checks(req)
     prompts = _prompts(req)
+    check_token_budget(req.max_tokens or 0, "max_tokens", req.truncate_prompt_tokens, model.max_model_len)
     add_special = True if req.add_special_tokens is None else req.add_special_tokens
     base = request_id or req.request_id or random_id()
     encoded: list[list[int]] = []
     for p in prompts:
         if isinstance(p, str):
-            check_prompt_chars(p, model.max_model_len)
+            check_prompt_chars(p, model, req.truncate_prompt_tokens)
             ids = model.tokenizer.encode(p, add_special_tokens=add_special)
         else:
-            if any(i < 0 for i in p):
-                raise bad_request("token ids must be non-negative", "prompt")
             ids = list(p)
-        ids = truncate(ids, req.truncate_prompt_tokens, model.max_model_len)
-        check_prompt_tokens(len(ids), model.max_model_len)
+        ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len)
         if not ids:
             raise bad_request("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
         encoded.append(ids)
@@ -58,10 +51,9 @@ def render_completion(
     kv, ec = transfer_params(req)
     out = []
     for i, ids in enumerate(encoded):
-        requested = req.max_tokens if req.max_tokens is not None else None
-        if requested is None and "max_new_tokens" not in model.generation_defaults:
-            requested = _COMPLETION_DEFAULT_MAX_TOKENS
-        max_tokens = resolve_max_tokens(requested, model.generation_defaults, len(ids), model.max_model_len)
+        max_tokens = resolve_max_tokens(
+            req.max_tokens, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
+        )
         values = sampling_values(req, model, max_tokens, req.skip_special_tokens)
         if req.logprobs is not None:
             values["logprobs"] = req.logprobs

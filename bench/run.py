@@ -1,0 +1,276 @@
+"""One-command benchmark: tokenbridge vs vLLM 0.33's render server (or the raw tokenizer).
+
+    python bench/run.py                 # tokenbridge, plus vLLM when the oracle venv exists
+    python bench/run.py --no-oracle     # tokenbridge against raw tokenizers encode/decode only
+    python bench/run.py --workers 2 --seconds 10 --only "1k"
+
+Each server is spawned on loopback, timed from spawn to the first ``/health`` 200, loaded with
+``wrk`` (1 thread, 2 connections by default, so the load generator stays off the server's core)
+for a bounded time per workload, and its RSS (summed over worker processes) is read from /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from workloads import Workload, build  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("TOKENBRIDGE_SHARED", "/work/shared"))
+MODEL = SHARED / "models" / "qwen3"
+SERVED_NAME = "Qwen/Qwen3-8B"
+ORACLE_VENV = Path(os.environ.get("ORACLE_VENV", Path.home() / ".cache" / "tokenbridge-oracle"))
+MAX_MODEL_LEN = "40960"  # the 32k workload needs it; both servers get the same value
+
+
+@dataclass
+class Server:
+    name: str
+    cmd: list[str]
+    env: dict[str, str]
+    port: int
+    proc: subprocess.Popen | None = None
+    startup_s: float = float("nan")
+    rss_ready_mb: float = float("nan")
+    rss_after_mb: float = float("nan")
+    results: dict[str, dict] = field(default_factory=dict)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tokenbridge_server(workers: int | None) -> Server:
+    port = free_port()
+    exe = shutil.which("tokenbridge") or "tokenbridge"
+    cmd = [exe, "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
+           "--tool-call-parser", "hermes", "--enable-auto-tool-choice", "--reasoning-parser", "qwen3",
+           "--max-model-len", MAX_MODEL_LEN]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    return Server("tokenbridge", cmd, {}, port)
+
+
+def vllm_server() -> Server:
+    port = free_port()
+    cmd = [str(SHARED / "oracle" / "serve.sh"), "profile", "qwen3", str(port),
+           str(SHARED / "parity" / "profiles.json"), "--max-model-len", MAX_MODEL_LEN]
+    return Server("vllm", cmd, {"VLLM_TARGET_DEVICE": "cpu", "ORACLE_VENV": str(ORACLE_VENV)}, port)
+
+
+def tree_rss_mb(pid: int) -> float:
+    """RSS of a process and its descendants (workers), in MB."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    total_kb, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total_kb += int(line.split()[1])
+        except OSError:
+            pass
+    return total_kb / 1024
+
+
+def start(server: Server, timeout: float = 180) -> None:
+    t0 = time.perf_counter()
+    server.proc = subprocess.Popen(server.cmd, env={**os.environ, **server.env}, start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{server.port}/health"
+    while time.perf_counter() - t0 < timeout:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"{server.name} exited: {server.proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                if r.status == 200:
+                    server.startup_s = time.perf_counter() - t0
+                    break
+        except OSError:
+            time.sleep(0.01)
+    else:
+        raise RuntimeError(f"{server.name} not ready after {timeout}s")
+    time.sleep(0.5)
+    server.rss_ready_mb = tree_rss_mb(server.proc.pid)
+
+
+def stop(server: Server) -> None:
+    if server.proc and server.proc.poll() is None:
+        os.killpg(server.proc.pid, signal.SIGTERM)
+        try:
+            server.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
+
+
+class BadStatus(RuntimeError):
+    """A warm-up request did not answer 200: the workload is reported as failed, not timed."""
+
+
+def post(port: int, path: str, body: dict | bytes) -> dict:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data, {"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        raise BadStatus(f"{path}: HTTP {e.code}: {e.read()[:300].decode(errors='replace')}") from None
+
+
+def run_wrk(server: Server, wl: Workload, tmp: Path, seconds: float, connections: int) -> dict:
+    bodies = tmp / f"{abs(hash(wl.name))}.jsonl"
+    if not bodies.exists():
+        bodies.write_bytes(b"\n".join(wl.bodies) + b"\n")
+    for body in wl.bodies[:3]:  # warm-up and a correctness check
+        post(server.port, wl.path, body)
+    out = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s", "-s", str(BENCH / "post.lua"),
+         f"http://127.0.0.1:{server.port}", "--", str(bodies), wl.path],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    line = next(x for x in out.splitlines() if x.startswith("BENCH_RESULT "))
+    r = json.loads(line.split(" ", 1)[1])
+    r["req_s"] = r["requests"] / (r["duration_us"] / 1e6)
+    return r
+
+
+def raw_rate(wl: Workload, seconds: float = 1.0) -> float:
+    """Calls per second of the raw tokenizer operation on the same payload, one thread."""
+    timer = timeit.Timer(wl.raw_op)
+    n, dt = 1, 0.0
+    while dt < 0.2:
+        dt = timer.timeit(n)
+        n *= 2
+    n = max(1, int(n / 2 * seconds / dt))
+    return n / timer.timeit(n)
+
+
+FAILED = {"req_s": float("nan"), "p50_us": float("nan"), "p99_us": float("nan")}
+
+
+def fmt(x: float, digits: int = 1) -> str:
+    return "-" if x != x else f"{x:,.{digits}f}"
+
+
+def report(servers: list[Server], workloads: list[Workload], raw: dict[str, float], args) -> str:
+    tb = servers[0]
+    vllm = servers[1] if len(servers) > 1 else None
+    rows = []
+    head = ["workload", "tb req/s", "tb p50 ms", "tb p99 ms"]
+    if vllm:
+        head += ["vLLM req/s", "vLLM p50 ms", "vLLM p99 ms", "tb/vLLM"]
+    head += ["raw op/s", "tb/raw"]
+    for wl in workloads:
+        t = tb.results.get(wl.name, FAILED)
+        row = [wl.name, fmt(t["req_s"]), fmt(t["p50_us"] / 1e3, 2), fmt(t["p99_us"] / 1e3, 2)]
+        if vllm:
+            v = vllm.results.get(wl.name, FAILED)
+            row += [fmt(v["req_s"]), fmt(v["p50_us"] / 1e3, 2), fmt(v["p99_us"] / 1e3, 2),
+                    fmt(t["req_s"] / v["req_s"]) + "x"]
+        row += [fmt(raw[wl.name]), fmt(t["req_s"] / raw[wl.name], 2)]
+        rows.append(row)
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+    out = [line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows), ""]
+    for s in servers:
+        out.append(f"{s.name}: ready in {s.startup_s:.2f} s, RSS {s.rss_ready_mb:.0f} MB after ready, "
+                   f"{s.rss_after_mb:.0f} MB after load")
+    if vllm:
+        out.append(f"ratios: start-up {vllm.startup_s / tb.startup_s:.1f}x faster, "
+                   f"RSS {vllm.rss_after_mb / tb.rss_after_mb:.1f}x smaller")
+    out.append("")
+    out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload; raw = `tokenizers` op on the same "
+               "payload in one thread of this process (render: encode of the rendered prompt text; derender: decode)")
+    for wl in workloads:
+        out.append(f"  {wl.name}: {wl.info}" + ("" if wl.name in tb.results else " (tokenbridge: failed)"))
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--oracle", dest="oracle", action="store_true", default=None, help="require vLLM side by side")
+    ap.add_argument("--no-oracle", dest="oracle", action="store_false", help="skip vLLM even if installed")
+    ap.add_argument("--workers", type=int, default=1, help="tokenbridge --workers (0: its default)")
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--connections", type=int, default=2)
+    ap.add_argument("--only", default="", help="run workloads whose name contains this text")
+    ap.add_argument("--json", type=Path, default=None, help="also write all numbers here")
+    args = ap.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk not found: apt-get install -y wrk")
+    have_oracle = (ORACLE_VENV / "bin" / "vllm").exists()
+    if args.oracle and not have_oracle:
+        sys.exit(f"--oracle: no vLLM venv at {ORACLE_VENV}")
+    use_oracle = have_oracle if args.oracle is None else args.oracle
+
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(MODEL / "tokenizer.json"))
+    servers = [tokenbridge_server(args.workers or None)]
+    if use_oracle:
+        servers.append(vllm_server())
+    tmp = Path(tempfile.mkdtemp(prefix="tokenbridge-bench-"))
+    workloads: list[Workload] = []
+    raw: dict[str, float] = {}
+    try:
+        for server in servers:
+            print(f"starting {server.name} ...", file=sys.stderr, flush=True)
+            start(server)
+            if not workloads:
+                workloads = [w for w in build(tok, SERVED_NAME, lambda p, b: post(servers[0].port, p, b))
+                             if args.only in w.name]
+            for wl in workloads:
+                try:
+                    r = server.results[wl.name] = run_wrk(server, wl, tmp, args.seconds, args.connections)
+                except BadStatus as e:
+                    print(f"  {server.name:11s} {wl.name:38s} FAILED {e}", file=sys.stderr, flush=True)
+                    continue
+                print(f"  {server.name:11s} {wl.name:38s} {r['req_s']:9.1f} req/s  p50 {r['p50_us'] / 1e3:7.2f} ms  "
+                      f"p99 {r['p99_us'] / 1e3:7.2f} ms  errors {r['non_2xx'] + r['socket_errors']}",
+                      file=sys.stderr, flush=True)
+            server.rss_after_mb = tree_rss_mb(server.proc.pid)
+            stop(server)
+        for wl in workloads:
+            raw[wl.name] = raw_rate(wl)
+    finally:
+        for server in servers:
+            stop(server)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(report(servers, workloads, raw, args))
+    if args.json:
+        args.json.write_text(json.dumps({
+            "servers": {s.name: {"startup_s": s.startup_s, "rss_ready_mb": s.rss_ready_mb,
+                                 "rss_after_mb": s.rss_after_mb, "results": s.results} for s in servers},
+            "raw_ops_per_s": raw,
+        }, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

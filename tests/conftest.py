@@ -1,0 +1,75 @@
+"""Shared fixtures: the real model folders, the parity corpus, and real servers on loopback.
+
+The corpus and models live in ``shared/`` beside the repository (``TOKENBRIDGE_SHARED``
+overrides). Servers are started with the same command line the parity replay uses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("TOKENBRIDGE_SHARED", ROOT.parent / "shared")).resolve()
+MODELS = SHARED / "models"
+PARITY = SHARED / "parity"
+SERVER_CMD = (
+    f"{sys.executable} -m tokenbridge.cli serve {{model}} --host 127.0.0.1 --port {{port}} "
+    "--served-model-name {name} {tool_parser_flags} {reasoning_parser_flags} {extra_flags}"
+)
+
+
+def _load_replay():
+    spec = importlib.util.spec_from_file_location("parity_replay", PARITY / "replay.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+replay = _load_replay()
+PROFILES = json.loads((PARITY / "profiles.json").read_text())["profiles"]
+
+
+def corpus_cases(profile: str, kinds: set[str]) -> list[dict]:
+    with open(PARITY / "cases" / f"{profile}.jsonl", encoding="utf-8") as f:
+        cases = [json.loads(line) for line in f]
+    return [c for c in cases if c["kind"] in kinds]
+
+
+class Servers:
+    """Starts one server per profile on demand and stops them all at the end."""
+
+    def __init__(self) -> None:
+        self.running: dict[str, tuple] = {}
+        self.log_dir = Path(tempfile.mkdtemp(prefix="tokenbridge-test-"))
+
+    def port(self, profile: str) -> int:
+        if profile not in self.running:
+            use_ft = shutil.which("faketime") is not None
+            self.running[profile] = replay.start_server(
+                SERVER_CMD, PROFILES[profile], SHARED, use_ft, self.log_dir
+            )
+        return self.running[profile][1]
+
+    def stop(self) -> None:
+        for proc, _ in self.running.values():
+            replay.stop_server(proc)
+        self.running.clear()
+
+
+@pytest.fixture(scope="session")
+def servers():
+    s = Servers()
+    yield s
+    s.stop()
+
+
+def post(port: int, path: str, body) -> tuple[int, object]:
+    return replay.http(port, "POST", path, body)
