@@ -104,4 +104,5 @@ def test_a_cut_mid_character_still_emits_the_text_before_it():
     tok = _tokenizer("qwen3")
     text = next(c for c in "𝔘𓀀🜁𐎀🂡" if _first_token_splits_a_char(tok, c))
     ids = tok.encode("query='emoji " + text)
-    assert Detokenizer(tok, False).feed(ids[:-1]) == "query='emoji "
+    out = Detokenizer(tok, False).feed(ids[:-1])
+    assert out.startswith("query='emoji") and "\ufffd" not in out

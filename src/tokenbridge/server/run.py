@@ -1,8 +1,9 @@
-"""Process start-up: load the model once per worker, then serve with uvicorn."""
+"""Process start-up: load the model once, then serve with uvicorn in one or more workers."""
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
 
 from tokenbridge.config import ServeConfig
@@ -35,26 +36,38 @@ def build(args) -> App:
 
 
 def serve(args) -> int:
-    import uvicorn
-
     try:
         app = build(args)
     except (OSError, ValueError) as e:
         print(f"tokenbridge: cannot load {args.model}: {e}", file=sys.stderr)
         return 2
-    workers = args.workers or 1
-    if workers > 1:
-        from tokenbridge.server.workers import serve_workers
+    if args.workers is None:
+        from tokenbridge.server.workers import default_workers
 
-        return serve_workers(app, args.host, args.port, workers)
-    uvicorn.run(
+        workers = default_workers()
+    else:
+        workers = max(1, args.workers)
+    if workers == 1:
+        run_uvicorn(app, args.host, args.port)
+        return 0
+    from tokenbridge.server.workers import serve_workers
+
+    return serve_workers(lambda sock: run_uvicorn(app, args.host, args.port, sock), args.host, args.port, workers)
+
+
+def run_uvicorn(app: App, host: str, port: int, sock: socket.socket | None = None) -> None:
+    """uvicorn on uvloop + httptools; on ``sock`` (a worker's inherited socket) when given."""
+    import uvicorn
+
+    config = uvicorn.Config(
         app,
-        host=args.host,
-        port=args.port,
+        host=host,
+        port=port,
         log_level=os.environ.get("TOKENBRIDGE_LOG_LEVEL", "warning"),
         access_log=False,
+        lifespan="off",
         loop="auto",
         http="auto",
         timeout_keep_alive=5,
     )
-    return 0
+    uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)

@@ -77,6 +77,13 @@ class MarkerFormat:
     drop_special_tokens: bool = True
     #: Thinking off means no parsing at all; else the engine runs starting in content.
     off_is_identity: bool = True
+    #: Tool-call openers that are text in content (implicit ends are openers too). With tool
+    #: parsing skipped, vLLM tracks the opened span: a tool closer inside it stays text.
+    tool_open: tuple[str, ...] = ()
+    #: Tool-call closers: text (closing the span) inside a span, else their normal action.
+    tool_close: tuple[str, ...] = ()
+    #: Markers dropped in content outside a tool span (stray closers the grammar swallows).
+    content_drops: tuple[str, ...] = ()
 
 
 def _token_id(vocab: Any, text: str) -> int | None:
@@ -123,7 +130,11 @@ class MarkerEngineParser(ReasoningParser):
         )
         self.buf = ""
         self.held_ws = ""
-        markers = set(fmt.start) | set(fmt.end) | set(fmt.implicit_end) | set(fmt.literals)
+        self.in_span = False
+        markers = (
+            set(fmt.start) | set(fmt.end) | set(fmt.implicit_end) | set(fmt.literals)
+            | set(fmt.tool_open) | set(fmt.tool_close) | set(fmt.content_drops)
+        )
         drops = (
             _special_texts(ctx.vocab) - markers if fmt.drop_special_tokens else frozenset()
         )
@@ -139,6 +150,10 @@ class MarkerEngineParser(ReasoningParser):
         for m in fmt.end:
             reasoning_actions[m] = self._CLOSE
             content_actions[m] = self._DROP if fmt.drop_end_in_content else self._TEXT
+        for m in fmt.content_drops:
+            content_actions[m] = self._DROP
+        self._span_open = frozenset(fmt.tool_open) | frozenset(fmt.implicit_end)
+        self._span_close = frozenset(fmt.tool_close)
         self._actions = (content_actions, reasoning_actions)
         self._literals = sorted(reasoning_actions, key=len, reverse=True)
         self._first = frozenset(m[0] for m in self._literals)
@@ -235,6 +250,12 @@ class MarkerEngineParser(ReasoningParser):
                 continue
             action = self._actions[self.in_reasoning][best]
             pos = j + len(best)
+            if best in self._span_close:
+                if self.in_span:
+                    action = self._TEXT
+                self.in_span = False
+            elif best in self._span_open and (action != self._TEXT or not self.in_reasoning):
+                self.in_span = True
             if action == self._TEXT:
                 self._emit(best, r, c)
             elif action == self._CLOSE:
@@ -263,18 +284,19 @@ class MarkerEngineParser(ReasoningParser):
         return self._run(final=True)
 
     def snapshot(self) -> Any:
-        return [self.in_reasoning, self.buf, self.held_ws]
+        return [self.in_reasoning, self.buf, self.held_ws, self.in_span]
 
     def restore(self, snap: Any) -> None:
         if not (
             isinstance(snap, list)
-            and len(snap) == 3
+            and len(snap) == 4
             and isinstance(snap[0], bool)
             and isinstance(snap[1], str)
             and isinstance(snap[2], str)
+            and isinstance(snap[3], bool)
         ):
             raise ValueError("bad reasoning parser state")
-        self.in_reasoning, self.buf, self.held_ws = snap
+        self.in_reasoning, self.buf, self.held_ws, self.in_span = snap
 
 
 class MarkerPartitionParser(ReasoningParser):
@@ -451,6 +473,16 @@ DEEPSEEK_V41 = replace(
         f"</{_DSML} parameter>",
     ),
 )
+_MINIMAX_TOOL_CLOSE = "</minimax:tool_call>"
+#: MiniMax-M2: always thinking; ``<minimax:tool_call>`` ends reasoning, a stray closer in
+#: content is swallowed, ``<invoke name=…`` in content opens a (skipped) tool span.
+MINIMAX_M2 = MarkerFormat(
+    implicit_end=("<minimax:tool_call>",),
+    tool_open=('<invoke name="', "<invoke name='", "<invoke name="),
+    tool_close=(_MINIMAX_TOOL_CLOSE,),
+    content_drops=(_MINIMAX_TOOL_CLOSE,),
+    literals=("<parameter name=", "</parameter>", "</invoke>", '">', "'>", ">"),
+)
 #: Step3: no start marker; the text before the first ``</think>`` is reasoning.
 STEP3 = MarkerFormat(start=(), drop_end_in_content=False, drop_special_tokens=False)
 
@@ -472,6 +504,7 @@ _register(MarkerEngineParser, GLM45, "ling3", family="glm45")
 _register(MarkerEngineParser, SEED_OSS, "seed_oss", family="seed_oss")
 _register(MarkerEngineParser, STEP3P5, "step3p5", family="qwen3")
 _register(MarkerPartitionParser, STEP3, "step3", family="step3")
+_register(MarkerEngineParser, MINIMAX_M2, "minimax_m2", "minimax", family="minimax_m2")
 _register(MarkerEngineParser, DEEPSEEK_V4, "deepseek_v4", "deepseek-v4", family="deepseek_v4")
 _register(MarkerEngineParser, DEEPSEEK_V41, "deepseek_v41", family="deepseek_v4")
 

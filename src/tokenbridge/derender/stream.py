@@ -1,0 +1,411 @@
+"""Streaming derender: one engine chunk in, one OpenAI chunk and the next ``stream_state`` out.
+
+The same detokenizer and the same ``ChoiceParser`` as the one-shot path carry a choice from
+call to call through ``state.StreamState``, so a stream accumulates to the one-shot answer
+however the engine chunked it, and a call costs the same at token 10 and at token 8,000.
+A chunk holds at most one choice; for n>1 the client keeps one state per choice index.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from tokenbridge.config import ServeConfig
+from tokenbridge.derender import state as codec
+from tokenbridge.derender.chat import finish_reason as chat_finish_reason
+from tokenbridge.derender.decode import check_logprobs_bounds, check_prompt_ids, skip_special_tokens
+from tokenbridge.derender.detokenizer import Detokenizer
+from tokenbridge.derender.logprobs import (
+    CONTEXT_WINDOW,
+    chat_logprobs,
+    chat_top_limit,
+    completion_logprobs,
+    completion_top_limit,
+)
+from tokenbridge.derender.parsing import ChoiceParser, build_choice_parser, has_parser
+from tokenbridge.derender.state import StreamState, VllmStreamState
+from tokenbridge.derender.stops import drop_stop_token
+from tokenbridge.model.context import ModelContext
+from tokenbridge.parsers.base import Delta, ToolCallDelta
+from tokenbridge.protocol.engine import (
+    DerenderChatRequest,
+    DerenderCompletionRequest,
+    GenerateChunk,
+    GenerateChunkChoice,
+)
+from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
+
+STOP_STRINGS_ERROR = (
+    "stop strings are not supported by streaming derender because text already sent cannot be "
+    "cut. Use non-streaming derender or output_mode=text on /inference/v1/generate which holds "
+    "stop strings back."
+)
+_CHAT_LOC = "body.DerenderChatStreamRequest"
+_COMPLETION_LOC = "body.DerenderCompletionStreamRequest"
+
+
+class _InvalidState(Exception):
+    """A verified state that does not fit this request (wrong choice, finished stream, …)."""
+
+
+def _state_error(detail: str) -> ApiError:
+    return bad_request(f"invalid stream_state: {detail}")
+
+
+def _require_chunk(chunk: GenerateChunk | None, loc: str) -> GenerateChunk:
+    if chunk is None:
+        raise validation_error(f"{loc}.generate_chunk", "missing", "Field required")
+    return chunk
+
+
+def _one_choice(chunk: GenerateChunk, endpoint: str) -> GenerateChunkChoice | None:
+    if len(chunk.choices) > 1:
+        raise bad_request(f"{endpoint} expects at most one choice per chunk (got {len(chunk.choices)}).")
+    return chunk.choices[0] if chunk.choices else None
+
+
+def _delta_len(choice: GenerateChunkChoice | None) -> int:
+    return len(choice.token_ids or ()) if choice is not None else 0
+
+
+def _prior_len(loaded: StreamState | VllmStreamState | None) -> int:
+    if isinstance(loaded, StreamState):
+        return loaded.output_tokens
+    if isinstance(loaded, VllmStreamState):
+        return len(loaded.output_token_ids)
+    return 0
+
+
+def _check_length(model: ModelContext, prompt_ids: list[int] | None, prior: int, delta: int) -> None:
+    prompt_len = len(prompt_ids) if prompt_ids is not None else 0
+    if prompt_len + prior + delta > model.max_model_len:
+        raise bad_request(
+            f"prompt_token_ids length ({prompt_len}) plus output_token_ids length ({prior}) plus "
+            f"delta ({delta}) exceeds max_model_len ({model.max_model_len})."
+        )
+
+
+def _check_position(state: StreamState, choice: GenerateChunkChoice | None) -> None:
+    if choice is None:
+        return
+    if state.choice_index >= 0 and choice.index != state.choice_index:
+        raise _InvalidState(f"it belongs to choice {state.choice_index}, not {choice.index}")
+    if state.finished and (choice.token_ids or choice.finish_reason is not None):
+        raise _InvalidState("the stream already finished")
+
+
+def _usage(chunk: GenerateChunk, prompt_tokens: int | None) -> dict | None:
+    u = chunk.usage
+    if u is None:
+        return None
+    pt = prompt_tokens if prompt_tokens is not None else (u.prompt_tokens or 0)
+    ct = u.completion_tokens or 0
+    return {
+        "prompt_tokens": pt,
+        "total_tokens": pt + ct,
+        "completion_tokens": ct,
+        "prompt_tokens_details": None,
+        "completion_tokens_details": None,
+    }
+
+
+def _chunk_id(chunk: GenerateChunk) -> str:
+    return chunk.request_id if chunk.request_id is not None else secrets.token_hex(16)
+
+
+def _logprob_context(context: list[int], delta_ids: list[int]) -> list[int]:
+    return (list(context) + list(delta_ids))[-CONTEXT_WINDOW:]
+
+
+def _merge(first: Delta, second: Delta) -> Delta:
+    """One chunk's delta from the parser's feed and finish: one entry per tool-call index."""
+    calls: dict[int, ToolCallDelta] = {}
+    for tc in first.tool_calls + second.tool_calls:
+        seen = calls.get(tc.index)
+        if seen is None:
+            calls[tc.index] = ToolCallDelta(tc.index, tc.name, tc.arguments, tc.id)
+        else:
+            seen.name = seen.name if seen.name is not None else tc.name
+            seen.id = seen.id if seen.id is not None else tc.id
+            seen.arguments += tc.arguments
+    return Delta(first.content + second.content, first.reasoning + second.reasoning, list(calls.values()))
+
+
+def _pin_tool_call_ids(calls: list[ToolCallDelta], issued: list[str]) -> None:
+    """Keep the id first issued for an index (a resumed vLLM stream already sent some)."""
+    for tc in calls:
+        if tc.id is None:
+            continue
+        if tc.index < len(issued):
+            tc.id = issued[tc.index]
+        else:
+            issued.append(tc.id)
+
+
+def _tool_call_json(tc: ToolCallDelta) -> dict:
+    first = tc.id is not None
+    return {
+        "id": tc.id,
+        "type": "function" if first else None,
+        "index": tc.index,
+        "function": {"name": tc.name, "arguments": tc.arguments or None},
+    }
+
+
+# ---------------------------------------------------------------------------------------- chat
+
+
+def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) -> dict:
+    chunk = _require_chunk(req.generate_chunk, _CHAT_LOC)
+    loaded = codec.load(model, cfg, req.stream_state, codec.CHAT, f"{_CHAT_LOC}.stream_state")
+    chat_req = req.chat_request
+    parsed = has_parser(cfg)
+    if chat_req is not None and chat_req.stop:
+        raise bad_request(STOP_STRINGS_ERROR)
+    if parsed and chat_req is None:
+        raise bad_request(
+            "chat_request is required when a tool or reasoning parser is configured because plain "
+            "detokenization would leak raw parser markup into content."
+        )
+    if parsed and req.prompt_token_ids is None:
+        raise bad_request(
+            "prompt_token_ids is required when a tool or reasoning parser is configured. Without it "
+            "parse_delta cannot tell whether the prompt left reasoning open (e.g. a chat template "
+            "that pre-opens <think>) and would misclassify reasoning content as plain content."
+        )
+    choice = _one_choice(chunk, "derender_chat_stream")
+    _check_length(model, req.prompt_token_ids, _prior_len(loaded), _delta_len(choice))
+    if choice is not None:
+        check_logprobs_bounds(model, cfg, choice)
+
+    stream = _ChatStream.open(model, cfg, req, loaded, parsed)
+    choices = [stream.step(choice)] if choice is not None else []
+    return_ids = chat_req is not None and bool(chat_req.return_token_ids)
+    body = {
+        "id": _chunk_id(chunk),
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": req.model or model.served_names[0],
+        "choices": choices,
+        "usage": _usage(chunk, req.prompt_tokens),
+        "system_fingerprint": None,
+        "prompt_token_ids": chunk.prompt_token_ids if return_ids else None,
+        "prompt_text": None,
+        "metrics": chunk.metrics,
+        "kv_transfer_params": None,
+    }
+    return {"chunk": body, "stream_state": codec.encode(model, cfg, stream.save())}
+
+
+class _ChatStream:
+    """One chat choice between two calls: the restored detokenizer, parser and counters."""
+
+    __slots__ = ("model", "req", "state", "detok", "parser")
+
+    def __init__(self, model: ModelContext, req: DerenderChatRequest, state: StreamState,
+                 detok: Detokenizer, parser: ChoiceParser | None) -> None:
+        self.model = model
+        self.req = req
+        self.state = state
+        self.detok = detok
+        self.parser = parser
+
+    @classmethod
+    def open(cls, model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest,
+             loaded: StreamState | VllmStreamState | None, parsed: bool) -> "_ChatStream":
+        chat_req = req.chat_request
+        detok = Detokenizer(model.tokenizer, skip_special_tokens(chat_req, parsed))
+        parser = build_choice_parser(model, cfg, chat_req, req.prompt_token_ids) if parsed else None
+        if isinstance(loaded, StreamState):
+            if loaded.parsed != parsed:
+                raise _state_error("it was made without the parser configuration of this server")
+            try:
+                detok.restore(loaded.detokenizer)
+                if parser is not None:
+                    parser.restore(loaded.parser)
+            except (ValueError, TypeError, IndexError, KeyError) as e:
+                raise _state_error(str(e)) from None
+            return cls(model, req, loaded, detok, parser)
+        state = StreamState(codec.CHAT, parsed, [])
+        if loaded is None:
+            seed = req.prompt_token_ids if req.prompt_token_ids is not None else req.generate_chunk.prompt_token_ids
+            detok.seed(seed)
+        else:
+            cls._resume_vllm(detok, parser, loaded, req.prompt_token_ids)
+            state.role_sent = loaded.role_sent
+            state.logprob_context = list(loaded.logprob_context_token_ids)
+            state.output_tokens = len(loaded.output_token_ids)
+            state.tool_call_ids = list(loaded.last_tool_call_ids)
+        return cls(model, req, state, detok, parser)
+
+    @staticmethod
+    def _resume_vllm(detok: Detokenizer, parser: ChoiceParser | None, loaded: VllmStreamState,
+                     prompt_ids: list[int] | None) -> None:
+        """Rebuild our position by replaying vLLM's output ids, chunk by chunk, as vLLM does."""
+        try:
+            if parser is None:
+                detok.resume(loaded.prev_tokens, loaded.prefix_offset, loaded.read_offset)
+                return
+            detok.seed(prompt_ids)
+            ids, start = loaded.output_token_ids, 0
+            for n in loaded.output_chunk_lens:
+                part = ids[start : start + n]
+                start += n
+                parser.feed(detok.feed(part), part)
+            parser.calls = parser.calls or loaded.tools_streamed
+        except Exception:
+            raise _state_error("derender failed") from None
+
+    def save(self) -> StreamState:
+        self.state.detokenizer = self.detok.snapshot()
+        if self.parser is not None:
+            self.state.parser = self.parser.snapshot()
+        return self.state
+
+    def step(self, choice: GenerateChunkChoice) -> dict:
+        st, model, chat_req = self.state, self.model, self.req.chat_request
+        try:
+            _check_position(st, choice)
+        except _InvalidState as e:
+            raise _state_error(str(e)) from None
+        st.choice_index = choice.index
+        tok = model.tokenizer
+        delta_ids = list(choice.token_ids or ())
+        text_ids, stop_reason = drop_stop_token(
+            delta_ids, choice.finish_reason, choice.stop_reason, chat_req, tok.eos_token_id, model.eos_token_ids
+        )
+        text = self.detok.feed(text_ids) if text_ids else ""
+        finishing = choice.finish_reason is not None
+        hide_metadata = self.parser is not None and not chat_req.include_reasoning
+        delta: dict[str, Any] = {"role": None, "content": None, "reasoning": None}
+        if self.parser is None:
+            delta["content"] = text or None
+        else:
+            parsed = self.parser.feed(text, delta_ids) if delta_ids else Delta()
+            if finishing:
+                parsed = _merge(parsed, self.parser.finish())
+            delta["content"] = parsed.content or None
+            delta["reasoning"] = parsed.reasoning or None
+            if parsed.tool_calls:
+                _pin_tool_call_ids(parsed.tool_calls, st.tool_call_ids)
+                delta["tool_calls"] = [_tool_call_json(tc) for tc in parsed.tool_calls]
+        if not st.role_sent:
+            delta["role"] = "assistant"
+            st.role_sent = True
+
+        logprobs = None
+        if choice.logprobs is not None and not hide_metadata:
+            logprobs, _ = chat_logprobs(tok, choice.logprobs, chat_top_limit(chat_req), st.logprob_context)
+        st.logprob_context = _logprob_context(st.logprob_context, delta_ids)
+        st.output_tokens += len(delta_ids)
+
+        reason = choice.finish_reason
+        if finishing:
+            st.finished = True
+            if self.parser is not None:
+                reason = chat_finish_reason(reason, chat_req.tool_choice, self.parser.calls)
+        return_ids = chat_req is not None and bool(chat_req.return_token_ids) and not hide_metadata
+        return {
+            "index": choice.index,
+            "delta": delta,
+            "logprobs": logprobs,
+            "finish_reason": reason,
+            "stop_reason": stop_reason,
+            "token_ids": delta_ids if return_ids else None,
+            "weight_versions": None,
+        }
+
+
+# ---------------------------------------------------------------------------------- completion
+
+
+def completion_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderCompletionRequest) -> dict:
+    chunk = _require_chunk(req.generate_chunk, _COMPLETION_LOC)
+    loaded = codec.load(model, cfg, req.stream_state, codec.COMPLETION, f"{_COMPLETION_LOC}.stream_state")
+    creq = req.completion_request
+    if creq is not None and creq.stop:
+        raise bad_request(STOP_STRINGS_ERROR)
+    prompt_ids = req.prompt_token_ids
+    if prompt_ids is not None and any(not isinstance(x, int) for x in prompt_ids):
+        raise validation_error(f"{_COMPLETION_LOC}.prompt_token_ids.0", "int_type", "Input should be a valid integer")
+    if isinstance(req.prompt_tokens, list):
+        raise validation_error(f"{_COMPLETION_LOC}.prompt_tokens", "int_type", "Input should be a valid integer")
+    check_prompt_ids(model, prompt_ids)
+    choice = _one_choice(chunk, "derender_completion_stream")
+    _check_length(model, prompt_ids, _prior_len(loaded), _delta_len(choice))
+    if choice is not None:
+        check_logprobs_bounds(model, cfg, choice)
+
+    tok = model.tokenizer
+    detok = Detokenizer(tok, skip_special_tokens(creq, False))
+    if isinstance(loaded, StreamState):
+        state = loaded
+        try:
+            detok.restore(state.detokenizer)
+        except (ValueError, TypeError, IndexError) as e:
+            raise _state_error(str(e)) from None
+    else:
+        state = StreamState(codec.COMPLETION, False, [])
+        if loaded is None:
+            detok.seed(prompt_ids if prompt_ids is not None else chunk.prompt_token_ids)
+        else:
+            try:
+                detok.resume(loaded.prev_tokens, loaded.prefix_offset, loaded.read_offset)
+            except ValueError as e:
+                raise _state_error(f"detokenization failed ({e})") from None
+            state.logprob_context = list(loaded.logprob_context_token_ids)
+            state.text_offset = loaded.logprob_text_offset
+            state.output_tokens = len(loaded.output_token_ids)
+
+    choices = []
+    return_ids = creq is not None and bool(creq.return_token_ids)
+    if choice is not None:
+        try:
+            _check_position(state, choice)
+        except _InvalidState as e:
+            raise _state_error(str(e)) from None
+        state.choice_index = choice.index
+        delta_ids = list(choice.token_ids or ())
+        text_ids, stop_reason = drop_stop_token(
+            delta_ids, choice.finish_reason, choice.stop_reason, creq, tok.eos_token_id, model.eos_token_ids
+        )
+        text = detok.feed(text_ids) if text_ids else ""
+        logprobs = None
+        next_offset = state.text_offset + len(text)
+        if choice.logprobs is not None:
+            logprobs, _, end = completion_logprobs(
+                tok, choice.logprobs, completion_top_limit(creq), state.logprob_context, state.text_offset
+            )
+            if logprobs["tokens"]:
+                next_offset = end
+        state.text_offset = next_offset
+        state.logprob_context = _logprob_context(state.logprob_context, delta_ids)
+        state.output_tokens += len(delta_ids)
+        state.finished = state.finished or choice.finish_reason is not None
+        choices.append(
+            {
+                "index": choice.index,
+                "text": text,
+                "logprobs": logprobs,
+                "finish_reason": choice.finish_reason,
+                "stop_reason": stop_reason,
+                "prompt_token_ids": chunk.prompt_token_ids if return_ids else None,
+                "token_ids": delta_ids if return_ids else None,
+                "weight_versions": None,
+            }
+        )
+    state.detokenizer = detok.snapshot()
+    body = {
+        "id": _chunk_id(chunk),
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": req.model or model.served_names[0],
+        "choices": choices,
+        "usage": _usage(chunk, req.prompt_tokens),
+        "system_fingerprint": None,
+        "metrics": chunk.metrics,
+        "kv_transfer_params": None,
+    }
+    return {"chunk": body, "stream_state": codec.encode(model, cfg, state)}
