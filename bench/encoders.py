@@ -34,7 +34,7 @@ def corpus() -> dict[Path, list[str]]:
         bucket = texts.setdefault(folder, set())
         for line in cases.read_text().splitlines():
             case = json.loads(line)
-            _strings(case["request"].get("body"), bucket)
+            _strings((case.get("request") or {}).get("body") or case.get("request_base"), bucket)
             body = (case.get("response") or {}).get("body")
             if isinstance(body, dict) and isinstance(body.get("token_ids"), list):
                 bucket.add(("ids", tuple(body["token_ids"])))

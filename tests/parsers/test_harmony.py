@@ -185,7 +185,7 @@ def test_registered_names():
     registry.load_all()
     for name in ("openai", "gpt-oss", "harmony"):
         assert registry.get_tool_parser(name) is HarmonyToolParser
-    for name in ("openai_gptoss", "gpt-oss", "gpt_oss", "harmony"):
+    for name in ("openai_gptoss", "gpt-oss", "gpt_oss"):
         assert registry.get_reasoning_parser(name) is HarmonyReasoningParser
 
 

@@ -40,7 +40,9 @@ class ChoiceParser:
         self.inner = inner
         self.forced = forced
         self.parallel = parallel
-        self.ws = ""  # leading content that is only whitespace so far
+        tool = inner.tool
+        # Leading content that is only whitespace so far (None: decided, or never held).
+        self.ws = "" if tool is None or tool.blank_content_is_null else None
         self.calls = False  # a tool call was emitted
         self.started_calls = 0  # indexes that already got their id
 
@@ -124,7 +126,8 @@ def build_choice_parser(
             tool = NamedToolChoice(ctx)
         elif required and tcls.supports_required_and_named:
             tool = RequiredToolChoice(ctx)
-        elif cfg.enable_auto_tool_choice and req.tools:
-            tool = tcls(ctx)
+        elif cfg.enable_auto_tool_choice:
+            # Without tools vLLM still runs the parser but keeps none of its calls.
+            tool = tcls(ctx) if req.tools else DropToolCalls(tcls(ctx))
     inner = OutputParser(ctx, rcls(ctx) if rcls else None, tool)
     return ChoiceParser(inner, forces_tool_calls(choice), ctx.parallel_tool_calls)

@@ -74,7 +74,9 @@ def _invalid(loc: str, msg: str) -> ApiError:
 
 
 @lru_cache(maxsize=16)
-def _key(fingerprint: bytes, secret: str) -> bytes:
+def _key(fingerprint: bytes) -> bytes:
+    """Read once per process: every worker of a deployment derives the same key."""
+    secret = os.environ.get("TOKENBRIDGE_STATE_KEY") or _DEFAULT_SECRET
     return hmac.new(secret.encode(), b"tokenbridge stream state\0" + fingerprint, hashlib.sha256).digest()
 
 
@@ -94,7 +96,7 @@ def fingerprint(model: ModelContext, cfg: ServeConfig) -> bytes:
 
 
 def _mac_key(model: ModelContext, cfg: ServeConfig) -> bytes:
-    return _key(fingerprint(model, cfg), os.environ.get("TOKENBRIDGE_STATE_KEY") or _DEFAULT_SECRET)
+    return _key(fingerprint(model, cfg))
 
 
 _encoder = msgspec.msgpack.Encoder()
@@ -115,7 +117,8 @@ def decode(model: ModelContext, cfg: ServeConfig, blob: str, kind: int, loc: str
         raw = base64.urlsafe_b64decode(blob + "=" * (-len(blob) % 4))
     except (binascii.Error, ValueError):
         raise _invalid(loc, "stream_state is not a tokenbridge state") from None
-    if len(raw) <= 1 + _MAC_BYTES:
+    # Only the canonical spelling is accepted, so an edited padding bit is an edit too.
+    if len(raw) <= 1 + _MAC_BYTES or base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != blob:
         raise _invalid(loc, "stream_state is not a tokenbridge state")
     payload, mac = raw[:-_MAC_BYTES], raw[-_MAC_BYTES:]
     expected = hmac.new(_mac_key(model, cfg), payload, hashlib.sha256).digest()[:_MAC_BYTES]

@@ -6,10 +6,15 @@ transformers (``all_special_ids`` are the named tokens of ``tokenizer_config.jso
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import msgspec
+
+# From this length on, encode through ``encode_batch_fast``: same ids, but it releases the GIL
+# (plain ``encode`` holds it), so a long prompt on a worker thread does not stall the event loop.
+GIL_FREE_ENCODE_CHARS = 16 * 1024
 
 
 def _token_content(tok: Any) -> str | None:
@@ -32,6 +37,23 @@ def _bytes_to_unicode() -> dict[str, int]:
     return {chr(c): b for b, c in zip(bs, cs)}
 
 
+class _ModelSpec(msgspec.Struct, frozen=True):
+    vocab: Any = None
+
+
+class _TokenizerSpec(msgspec.Struct):
+    """The parts of ``tokenizer.json`` read here; msgspec skips the rest (merges) unbuilt."""
+
+    decoder: Any = None
+    pre_tokenizer: Any = None
+    added_tokens: list[dict] = []
+    model: _ModelSpec = _ModelSpec()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+
 class HFTokenizer:
     """A ``tokenizer.json`` tokenizer with transformers-compatible special-token handling."""
 
@@ -41,18 +63,24 @@ class HFTokenizer:
         from tokenizers import Tokenizer
 
         self.folder = folder
-        self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        # One read, parsed by msgspec: json.loads(self._tok.to_str()) cost ~1 s of start-up.
+        raw = (folder / "tokenizer.json").read_bytes()
+        self._tok = Tokenizer.from_str(raw.decode("utf-8"))
         # Encoding must not pad or truncate behind our back.
         self._tok.no_padding()
         self._tok.no_truncation()
         self.config = config
-        spec = json.loads(self._tok.to_str())
+        spec = msgspec.json.decode(raw, type=_TokenizerSpec)
         self.byte_level = (spec.get("decoder") or {}).get("type") == "ByteLevel"
         self._decoder = self._tok.decoder
         self.added_vocab: dict[str, int] = {
             a["content"]: a["id"] for a in spec.get("added_tokens", [])
         }
         self.vocab_size = self._tok.get_vocab_size(with_added_tokens=True)
+        # vLLM bounds prompt text by max_model_len times the longest vocab entry.
+        self.max_chars_per_token = _longest_token_chars(spec) or max(
+            map(len, self._tok.get_vocab(with_added_tokens=True))
+        )
         self.special_tokens: dict[str, str] = {}
         names: list[str] = []
         for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
@@ -78,11 +106,24 @@ class HFTokenizer:
         self.token_bytes = lru_cache(maxsize=None)(self._token_bytes)
         self.piece_text = lru_cache(maxsize=65536)(self._piece_text)
         self._space_marker = _leading_space_marker(spec)
+        self._encode_batch_fast = getattr(self._tok, "encode_batch_fast", None)
 
     # encode / vocab -------------------------------------------------------------------------
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        if len(text) >= GIL_FREE_ENCODE_CHARS and self._encode_batch_fast is not None:
+            return self._encode_batch_fast([text], add_special_tokens=add_special_tokens)[0].ids
         return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+
+    def encode_keep_last(self, text: str, keep: int, add_special_tokens: bool = False) -> list[int]:
+        """Encode keeping only the last ``keep`` ids, special tokens included and kept
+        (transformers' left-side truncation)."""
+        enc = self._tok.encode(text, add_special_tokens=False)
+        n_special = self._tok.num_special_tokens_to_add(False) if add_special_tokens else 0
+        enc.truncate(max(keep - n_special, 0), direction="left")
+        if add_special_tokens:
+            enc = self._tok.post_process(enc)
+        return enc.ids
 
     def encode_with_offsets(self, text: str, add_special_tokens: bool = False):
         enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
@@ -146,6 +187,19 @@ class HFTokenizer:
             else:
                 out.append(b)
         return bytes(out)
+
+
+def _longest_token_chars(spec: _TokenizerSpec) -> int | None:
+    """Length of the longest vocab entry, read from the spec (``get_vocab`` builds a 150k dict)."""
+    vocab = spec.model.vocab
+    if isinstance(vocab, dict):
+        pieces = list(vocab)
+    elif isinstance(vocab, list):
+        pieces = [v[0] for v in vocab if isinstance(v, list) and v and isinstance(v[0], str)]
+    else:
+        return None
+    pieces += [a["content"] for a in spec.get("added_tokens", [])]
+    return max(map(len, pieces), default=None)
 
 
 def _leading_space_marker(spec: dict) -> str | None:

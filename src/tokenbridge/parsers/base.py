@@ -110,11 +110,14 @@ class ToolParser:
     vLLM's JSON form, so ``required``/named choices fall back to this parser.
     ``engine_based``: vLLM's engine-backed parsers also run under ``tool_choice="none"``
     (markup is stripped from content, calls dropped).
+    ``blank_content_is_null``: content that is only whitespace becomes null once calls were
+    made (vLLM's generic path; Harmony keeps it).
     """
 
     name: ClassVar[str] = ""
     supports_required_and_named: ClassVar[bool] = True
     engine_based: ClassVar[bool] = False
+    blank_content_is_null: ClassVar[bool] = True
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx

@@ -85,6 +85,7 @@ class DropToolCalls(ToolParser):
     def __init__(self, inner: ToolParser) -> None:
         super().__init__(inner.ctx)
         self.inner = inner
+        self.blank_content_is_null = inner.blank_content_is_null
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         return Delta(content=self.inner.feed(text, token_ids).content)

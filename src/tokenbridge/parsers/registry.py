@@ -81,6 +81,17 @@ def get_reasoning_parser(name: str) -> type[ReasoningParser] | None:
     return e.cls if e else None
 
 
+def canonical_tool_name(name: str) -> str:
+    """The registered name behind an alias (the name itself when unknown)."""
+    e = _lookup(TOOL, _ALIAS_TOOL, name)
+    return e.name if e else name
+
+
+def canonical_reasoning_name(name: str) -> str:
+    e = _lookup(REASONING, _ALIAS_REASONING, name)
+    return e.name if e else name
+
+
 def tool_names() -> list[str]:
     load_all()
     return sorted([*TOOL, *_ALIAS_TOOL])

@@ -12,7 +12,7 @@ from tokenbridge.parsers.base import ParseContext
 from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.render import conversation as conv
-from tokenbridge.render import sampling
+from tokenbridge.render import parser_adjust, sampling
 
 def random_id() -> str:
     return secrets.token_hex(8)
@@ -24,23 +24,37 @@ def effective_tool_choice(req: ChatCompletionRequest) -> Any:
     return req.tool_choice
 
 
-def validate_tools(req: ChatCompletionRequest, cfg: ServeConfig) -> Any:
+def validate_tools(req: ChatCompletionRequest, cfg: ServeConfig, tool_parsing_available: bool) -> Any:
     """vLLM's tool/tool_choice rules; returns the effective tool_choice."""
+    if req.tools == []:
+        raise bad_request(
+            "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.",
+            "tools",
+        )
     choice = effective_tool_choice(req)
-    if choice == "auto" and req.tools and not (cfg.enable_auto_tool_choice and cfg.tool_call_parser):
-        raise bad_request('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
-    if choice not in ("none", "auto") and not req.tools:
-        raise bad_request("When using `tool_choice`, `tools` must be set.", "tool_choice")
-    if isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name")
-        names = {(t.get("function") or {}).get("name") for t in req.tools or []}
-        if name not in names:
+    if choice != "none":
+        if not req.tools:
+            raise bad_request("When using `tool_choice`, `tools` must be set.", "tool_choice")
+        if isinstance(choice, dict):
+            name = (choice.get("function") or {}).get("name")
+            names = {(t.get("function") or {}).get("name") for t in req.tools}
+            if name not in names:
+                raise bad_request(
+                    "The tool specified in `tool_choice` does not match any of the specified `tools`",
+                    "tool_choice",
+                )
+        elif choice not in ("auto", "required"):
             raise bad_request(
-                "The tool specified in `tool_choice` does not match any of the specified `tools`",
+                f"Invalid value for `tool_choice`: {choice}! Only named tools, \"none\", \"auto\" or "
+                "\"required\" are supported.",
                 "tool_choice",
             )
-    elif choice not in ("none", "auto", "required"):
-        raise bad_request(f"Invalid tool_choice: {choice!r}", "tool_choice")
+    if not tool_parsing_available and choice != "none":
+        if choice == "auto" and not cfg.enable_auto_tool_choice:
+            raise bad_request('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
+        if choice != "auto":
+            desc = f'function "{choice["function"]["name"]}"' if isinstance(choice, dict) else f'"{choice}"'
+            raise bad_request(f"tool_choice={desc} requires --tool-call-parser to be set")
     return choice
 
 
@@ -130,6 +144,14 @@ def check_prompt_chars(text: str, model: ModelContext, truncate: int | None) -> 
         )
 
 
+def encode_prompt(model: ModelContext, text: str, add_special: bool, truncate: int | None) -> list[int]:
+    """Tokenize; with truncation the tokenizer itself keeps the last tokens, specials included."""
+    if truncate is None:
+        return model.tokenizer.encode(text, add_special_tokens=add_special)
+    keep = model.max_model_len - 1 if truncate < 0 else truncate
+    return model.tokenizer.encode_keep_last(text, keep, add_special_tokens=add_special)
+
+
 def fit_prompt(ids: list[int], truncate: int | None, max_model_len: int) -> list[int]:
     """Truncate from the left as asked (``-1``: keep room for one output token), then check length.
 
@@ -174,7 +196,10 @@ def resolve_max_tokens(
 
 
 def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_special: bool | None) -> dict:
+    """vLLM's ``to_sampling_params``: request value, else server default, else neutral."""
     gen = model.generation_defaults
+    if skip_special is None:
+        skip_special = gen.get("skip_special_tokens", True)
     values: dict[str, Any] = {"n": req.n}
     for k, neutral in sampling.NEUTRAL.items():
         v = getattr(req, k)
@@ -188,6 +213,7 @@ def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_
         ignore_eos=req.ignore_eos,
         max_tokens=max_tokens,
         min_tokens=req.min_tokens,
+        logprob_token_ids=req.logprob_token_ids or None,
         skip_special_tokens=skip_special,
         spaces_between_special_tokens=req.spaces_between_special_tokens,
         include_stop_str_in_output=req.include_stop_str_in_output,
@@ -198,7 +224,6 @@ def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_
         allowed_token_ids=req.allowed_token_ids,
         extra_args=req.vllm_xargs,
         bad_words=list(req.bad_words or []),
-        skip_reading_prefix_cache=False,
         thinking_token_budget=req.thinking_token_budget,
         repetition_detection=req.repetition_detection,
     )
@@ -233,6 +258,7 @@ def history_tool_call_count(messages: list[dict]) -> int:
 def render_chat(
     model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, request_id: str | None
 ) -> dict:
+    conv.check_tool_call_arguments(req.messages)
     common_checks(req)
     if req.add_generation_prompt and req.continue_final_message:
         raise bad_request("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
@@ -243,37 +269,49 @@ def render_chat(
         req.truncate_prompt_tokens,
         model.max_model_len,
     )
-    tool_choice = validate_tools(req, cfg)
+    # vLLM builds a tool parser only with --enable-auto-tool-choice; Mistral tokenizers parse tools anyway.
+    tool_parser = cfg.tool_call_parser if cfg.enable_auto_tool_choice else None
+    tool_choice = validate_tools(req, cfg, bool(tool_parser) or model.tokenizer.kind == "mistral")
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     tools = req.tools if tool_choice != "none" or req.tools else None
     text = render_prompt(model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents)
     check_prompt_chars(text, model, req.truncate_prompt_tokens)
-    ids = model.tokenizer.encode(text, add_special_tokens=bool(req.add_special_tokens))
+    ids = encode_prompt(model, text, bool(req.add_special_tokens), req.truncate_prompt_tokens)
     ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len)
     max_tokens = resolve_max_tokens(
         requested, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
     )
-    has_parser = bool(cfg.tool_call_parser or cfg.reasoning_parser)
-    skip_special = req.skip_special_tokens
-    if skip_special is None:
-        skip_special = False if has_parser else model.generation_defaults.get("skip_special_tokens", True)
-    values = sampling_values(req, model, max_tokens, skip_special)
-    if req.logprobs:
-        values["logprobs"] = req.top_logprobs or 0
-    if req.echo and req.logprobs:
+    values = sampling_values(req, model, max_tokens, req.skip_special_tokens)
+    tool_parser = tool_parser and registry.canonical_tool_name(tool_parser)
+    reasoning_parser = cfg.reasoning_parser and registry.canonical_reasoning_name(cfg.reasoning_parser)
+    adjusted = parser_adjust.adjust_request(
+        tool_parser,
+        reasoning_parser,
+        req.tools,
+        tool_choice,
+        req.parallel_tool_calls,
+        values["structured_outputs"] is not None,
+    )
+    if adjusted.skip_special_tokens is not None:
+        values["skip_special_tokens"] = adjusted.skip_special_tokens
+    if adjusted.structured_outputs is not None:
+        values["structured_outputs"] = sampling.structured_outputs_params(adjusted.structured_outputs)
+    if req.logprobs and not req.logprob_token_ids:
+        values["logprobs"] = req.top_logprobs
+    values["prompt_logprobs"] = req.prompt_logprobs
+    if req.prompt_logprobs is None and req.echo:
         values["prompt_logprobs"] = req.top_logprobs
-    if req.prompt_logprobs is not None:
-        values["prompt_logprobs"] = req.prompt_logprobs
 
     reasoning_ended = None
     reasoning_kwargs = None
     if cfg.reasoning_parser:
         reasoning_kwargs = {"chat_template_kwargs": kwargs}
+    if not req.include_reasoning:
+        reasoning_ended = True
+    elif cfg.reasoning_parser:
         rcls = registry.get_reasoning_parser(cfg.reasoning_parser)
         ctx = ParseContext(chat_template_kwargs=kwargs, prompt_token_ids=ids, vocab=model.tokenizer)
-        reasoning_ended = (not req.include_reasoning) or bool(
-            rcls is not None and rcls.reasoning_ended_in_prompt(ids, ctx)
-        )
+        reasoning_ended = bool(rcls is not None and rcls.reasoning_ended_in_prompt(ids, ctx))
     kv, ec = transfer_params(req)
     return {
         "request_id": f"chatcmpl-{request_id or req.request_id or random_id()}",
@@ -292,7 +330,8 @@ def render_chat(
             "tool_choice": tool_choice,
             "parallel_tool_calls": req.parallel_tool_calls if req.parallel_tool_calls is not None else True,
             "include_reasoning": req.include_reasoning,
-            "chat_template_kwargs": kwargs,
+            # Harmony output is parsed without template kwargs.
+            "chat_template_kwargs": {} if model.config.get("model_type") == "gpt_oss" else kwargs,
             "history_tool_call_cnt": history_tool_call_count(req.messages),
         },
         "stream": bool(req.stream),

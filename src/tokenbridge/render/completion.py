@@ -10,6 +10,7 @@ from tokenbridge.render import sampling
 from tokenbridge.render.chat import (
     check_prompt_chars,
     check_token_budget,
+    encode_prompt,
     common_checks,
     fit_prompt,
     random_id,
@@ -40,7 +41,7 @@ def render_completion(
     for p in prompts:
         if isinstance(p, str):
             check_prompt_chars(p, model, req.truncate_prompt_tokens)
-            ids = model.tokenizer.encode(p, add_special_tokens=add_special)
+            ids = encode_prompt(model, p, add_special, req.truncate_prompt_tokens)
         else:
             ids = list(p)
         ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len)
@@ -54,13 +55,13 @@ def render_completion(
         max_tokens = resolve_max_tokens(
             req.max_tokens, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
         )
+        if req.echo and req.max_tokens == 0:
+            max_tokens = 1  # echo without generation still schedules one step
         values = sampling_values(req, model, max_tokens, req.skip_special_tokens)
-        if req.logprobs is not None:
-            values["logprobs"] = req.logprobs
-        if req.echo and req.logprobs is not None:
+        values["logprobs"] = None if req.logprob_token_ids else req.logprobs
+        values["prompt_logprobs"] = req.prompt_logprobs
+        if req.prompt_logprobs is None and req.echo:
             values["prompt_logprobs"] = req.logprobs
-        if req.prompt_logprobs is not None:
-            values["prompt_logprobs"] = req.prompt_logprobs
         rid = f"cmpl-{base}" if len(encoded) == 1 else f"cmpl-{base}-{i}"
         out.append(
             {

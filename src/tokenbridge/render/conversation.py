@@ -10,7 +10,7 @@ from typing import Any
 from jinja2 import nodes
 
 from tokenbridge.model import template as tpl
-from tokenbridge.protocol.errors import ApiError, bad_request
+from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
 
 
 @lru_cache(maxsize=32)
@@ -44,39 +44,84 @@ def _text_parts(content: list) -> list[str]:
     return out
 
 
+def _tool_arguments(args: Any) -> dict:
+    """Tool-call arguments as templates expect them: an object (bad or non-object JSON -> {})."""
+    if not args:
+        return {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return {}
+    return args if isinstance(args, dict) else {}
+
+
+def _tool_calls(calls: list) -> list[dict]:
+    out = []
+    for call in calls:
+        if not isinstance(call, dict):
+            raise bad_request("assistant tool_calls entries must be objects.", "tool_calls")
+        fn = call.get("function")
+        if call.get("type", "function") != "function" or not isinstance(fn, dict):
+            raise bad_request("chat completions only support assistant tool_calls of type 'function'.", "tool_calls")
+        call = copy.deepcopy(call)
+        call["function"]["arguments"] = _tool_arguments(fn.get("arguments"))
+        out.append(call)
+    return out
+
+
 def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
-    """The conversation the template sees: content flattened per format, tool-call
-    arguments parsed from JSON strings into objects."""
+    """The conversation the template sees, built field by field as vLLM's
+    ``parse_chat_message_content`` builds it: null content is empty, text parts are joined
+    (string format) or kept as text parts (openai format), tool results are plain text,
+    and tool-call arguments are objects."""
     conv = []
     for m in messages:
         if not isinstance(m, dict) or "role" not in m:
             raise bad_request("Each message must be an object with a role.")
-        msg = dict(m)
-        content = msg.get("content")
-        if isinstance(content, list):
-            texts = _text_parts(content)
-            if content_format == "openai":
-                msg["content"] = [{"type": "text", "text": t} for t in texts]
-            else:
-                msg["content"] = "\n".join(texts)
-        if msg.get("role") == "assistant" and isinstance(msg.get("tool_calls"), list):
-            calls = []
-            for call in msg["tool_calls"]:
-                call = copy.deepcopy(call)
-                fn = call.get("function") if isinstance(call, dict) else None
-                if isinstance(fn, dict):
-                    args = fn.get("arguments")
-                    if isinstance(args, str):
-                        try:
-                            fn["arguments"] = json.loads(args) if args else {}
-                        except ValueError:
-                            pass
-                    elif args is None:
-                        fn["arguments"] = {}
-                calls.append(call)
-            msg["tool_calls"] = calls
+        role = m["role"]
+        content = m.get("content")
+        texts = [content] if isinstance(content, str) else _text_parts(content or [])
+        if content_format == "openai" and role != "tool":
+            msg: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": t} for t in texts]}
+        else:
+            msg = {"role": role, "content": "\n".join(texts)}
+        reasoning = m.get("reasoning")
+        if reasoning is None:
+            reasoning = m.get("reasoning_content")
+        if role == "assistant":
+            calls = m.get("tool_calls")
+            if isinstance(calls, list) and calls:
+                msg["tool_calls"] = _tool_calls(calls)
+            if reasoning is not None:
+                msg["reasoning"] = reasoning
+                msg["reasoning_content"] = reasoning
+        elif role == "tool" and "tool_call_id" in m:
+            msg["tool_call_id"] = m["tool_call_id"]
+        if isinstance(m.get("name"), str):
+            msg["name"] = m["name"]
+        if isinstance(m.get("task"), str):
+            msg["task"] = m["task"]
+        if role == "developer":
+            msg["tools"] = m.get("tools")
         conv.append(msg)
     return conv
+
+
+def check_tool_call_arguments(messages: list[dict]) -> None:
+    """The request schema types assistant ``tool_calls[].function.arguments`` as a string."""
+    for m in messages:
+        calls = m.get("tool_calls") if isinstance(m, dict) else None
+        if not isinstance(calls, list):
+            continue
+        for i, call in enumerate(calls):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and "arguments" in fn and not isinstance(fn["arguments"], str):
+                raise validation_error(
+                    f"body.{i}.ChatCompletionMessageFunctionToolCallParam.function",
+                    "string_type",
+                    "Input should be a valid string",
+                )
 
 
 def apply_template(

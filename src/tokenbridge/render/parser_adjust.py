@@ -43,6 +43,7 @@ TOOL_PARSER_RULES: dict[str, ToolParserRules] = {
     "granite": ToolParserRules("always"),
     "phi4_mini_json": ToolParserRules("never"),
     "mistral": ToolParserRules("with_tools", None, "mistral"),
+    "openai": ToolParserRules("never", "harmony"),
     "jamba": ToolParserRules("with_tools"),
     "internlm": ToolParserRules("with_tools"),
     "step3": ToolParserRules("with_tools"),

@@ -67,7 +67,21 @@ def _omitted(value: Any, default: Any) -> bool:
     return False
 
 
+_SAMPLING_EPS = 1e-5
+_GREEDY_RESET = ("top_p", "top_k", "min_p")
+
+
 def serialize(values: dict[str, Any]) -> dict[str, Any]:
+    """The wire form of a ``SamplingParams`` built from ``values`` (its ``__post_init__`` applied).
+
+    Greedy sampling resets top_p/top_k/min_p to the struct's own default objects, which
+    omit-defaults then drops; prompt logprobs turn off prefix-cache reads.
+    """
+    values = dict(values)
+    if values.get("temperature", 1.0) < _SAMPLING_EPS:
+        for name in _GREEDY_RESET:
+            values.pop(name, None)
+    values["skip_reading_prefix_cache"] = values.get("prompt_logprobs") is not None
     out = {}
     for name, default in _FIELDS:
         if name in values and not _omitted(values[name], default):
@@ -114,6 +128,11 @@ def structured_outputs(response_format: dict | None, structured: dict | None) ->
             return None
     if not spec:
         return None
+    return structured_outputs_params(spec)
+
+
+def structured_outputs_params(spec: dict[str, Any]) -> dict[str, Any]:
+    """A ``StructuredOutputsParams`` as serialized: every field, unset ones at their default."""
     return {k: spec.get(k, _STRUCTURED_DEFAULTS.get(k)) for k in STRUCTURED_KEYS}
 
 

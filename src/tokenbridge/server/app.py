@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
 
 import msgspec
@@ -18,6 +20,9 @@ _encode = msgspec.json.Encoder().encode
 _JSON = [(b"content-type", b"application/json")]
 _TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 _VARY = (b"vary", b"Origin")
+# Bodies from this size on (a ~10k-token prompt, a long logprobs output) are handled on a
+# thread: the encoder releases the GIL, so short requests keep flowing on the event loop.
+OFFLOAD_BODY_BYTES = 32 * 1024
 
 Handler = Callable[["Request"], Any]
 
@@ -92,6 +97,12 @@ class App:
         self.cfg = cfg
         self.metrics = Metrics()
         self.started = time.time()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _run_heavy(self, handler: Handler, request: "Request"):
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tokenbridge-heavy")
+        return asyncio.get_running_loop().run_in_executor(self._pool, handler, request)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -139,7 +150,11 @@ class App:
                             400,
                             "Bad Request",
                         )
-            result = handler(Request(body, headers, self.model, self.cfg))
+            request = Request(body, headers, self.model, self.cfg)
+            if len(body) >= OFFLOAD_BODY_BYTES:
+                result = await self._run_heavy(handler, request)
+            else:
+                result = handler(request)
             if isinstance(result, Awaitable):
                 result = await result
         except ApiError as e:

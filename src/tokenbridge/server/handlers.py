@@ -15,8 +15,9 @@ from tokenbridge.protocol.openai import (
     DetokenizeRequest,
     TokenizeRequest,
 )
-from tokenbridge.render.chat import check_prompt_tokens, render_chat, render_prompt, template_kwargs
+from tokenbridge.render.chat import render_chat, render_prompt, template_kwargs
 from tokenbridge.render.completion import render_completion
+from tokenbridge.render.conversation import check_tool_call_arguments
 
 
 def chat_render(r):
@@ -43,6 +44,7 @@ def tokenize(r):
     req = r.decode(TokenizeRequest)
     tok = r.model.tokenizer
     if req.messages is not None:
+        check_tool_call_arguments(req.messages)
         if req.add_generation_prompt and req.continue_final_message:
             raise ApiError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
         kwargs = template_kwargs(req, r.cfg, req.add_generation_prompt, req.continue_final_message)
@@ -53,8 +55,7 @@ def tokenize(r):
         add_special = True if req.add_special_tokens is None else req.add_special_tokens
     else:
         raise validation_error("body.prompt", "missing", "Field required")
-    ids = tok.encode(text, add_special_tokens=add_special)
-    check_prompt_tokens(len(ids), r.model.max_model_len)
+    ids = tok.encode(text, add_special_tokens=add_special)  # /tokenize has no length limit
     return {
         "count": len(ids),
         "max_model_len": r.model.max_model_len,

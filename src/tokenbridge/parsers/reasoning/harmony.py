@@ -14,7 +14,7 @@ from tokenbridge.parsers.registry import reasoning_parser
 from tokenbridge.parsers.tool.harmony import HarmonyStream
 
 
-@reasoning_parser("openai_gptoss", "gpt-oss", "gpt_oss", "harmony", family="harmony")
+@reasoning_parser("openai_gptoss", "gpt-oss", "gpt_oss", family="harmony")
 class HarmonyReasoningParser(ReasoningParser):
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:

@@ -34,7 +34,6 @@ from tokenbridge.parsers.registry import tool_parser
 EXPECT_START, HEADER, CONTENT = 0, 1, 2
 IGNORE, REASONING, TEXT, TOOL = 0, 1, 2, 3
 
-MESSAGE_TOKEN = 200008  # <|message|> in o200k_harmony
 BUILTIN_RECIPIENTS = frozenset({"python", "browser", "container"})
 ENCODINGS_ENV = "TIKTOKEN_ENCODINGS_BASE"
 VOCAB_FILE = "o200k_base.tiktoken"
@@ -309,7 +308,15 @@ class HarmonyStream:
 
 @tool_parser("openai", "gpt-oss", "harmony", family="harmony")
 class HarmonyToolParser(ToolParser):
-    """gpt-oss tool calls and content from the token ids; the text is not read."""
+    """gpt-oss tool calls and content from the token ids; the text is not read.
+
+    vLLM reads Harmony calls whatever ``tool_choice`` is (``required``/named included, not
+    forced into JSON) and still reads the channels under ``"none"`` (calls dropped).
+    """
+
+    supports_required_and_named = False
+    engine_based = True
+    blank_content_is_null = False
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, NamedTuple
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import dumps_args, partial_suffix
+from tokenbridge.parsers.text import dumps_args, find_first, partial_suffix
 
 
 class Extraction(NamedTuple):
@@ -135,15 +136,425 @@ def extract_phi4_mini(text: str, ctx: ParseContext) -> Extraction:
     return Extraction(None, calls)
 
 
+def _named_call(obj: Any, args: Any) -> tuple[str, str]:
+    """``(name, json.dumps(args))``; vLLM's ``FunctionCall`` rejects a non-string name."""
+    name = obj["name"]
+    if not isinstance(name, str):
+        raise TypeError("tool name is not a string")
+    return name, dumps_args(args)
+
+
+def _dict_or_raw_args(value: Any) -> str:
+    """xLAM/Hunyuan: a dict is re-serialized, a string kept verbatim, anything else invalid."""
+    if isinstance(value, dict):
+        return dumps_args(value)
+    if isinstance(value, str):
+        return value
+    raise TypeError("arguments are neither an object nor a string")
+
+
+GRANITE4_START, GRANITE4_END = "<tool_call>", "</tool_call>"
+_GRANITE4_DELIMS = re.compile(f"{re.escape(GRANITE4_START)}|{re.escape(GRANITE4_END)}")
+
+
+def extract_granite4(text: str, ctx: ParseContext) -> Extraction:
+    """Granite 4 ``<tool_call>{…}</tool_call>``: every call must be closed, non-empty, a
+    ``{"name", "arguments"}`` object, and tags must alternate; otherwise the whole text is
+    content. Content is all text outside the calls, joined."""
+    outside: list[str] = []
+    calls: list[tuple[str, str]] = []
+    in_call = False
+    cut = 0
+    try:
+        for m in _GRANITE4_DELIMS.finditer(text):
+            piece = text[cut : m.start()]
+            if m.group() == GRANITE4_START:
+                if in_call:
+                    raise ValueError("two tool call starts in a row")
+                outside.append(piece)
+            else:
+                if not in_call or not piece:
+                    raise ValueError("unmatched or empty tool call")
+                obj = json.loads(piece)
+                if not isinstance(obj, dict):
+                    raise TypeError("tool call is not an object")
+                value = obj["arguments"]
+                args = value if value is None or isinstance(value, str) else dumps_args(value)
+                if not isinstance(args, str):
+                    raise TypeError("arguments missing")
+                calls.append((_named_call(obj, None)[0], args))
+            in_call = not in_call
+            cut = m.end()
+        if in_call:
+            raise ValueError("incomplete tool call")
+    except Exception:
+        return as_content(text)
+    outside.append(text[cut:])
+    return Extraction("".join(outside) or None, calls)
+
+
+GRANITE_FC_BOT = "<function_call>"
+_GRANITE_FC_CALL = re.compile(r"<function_call>\s*")
+
+
+def extract_granite_20b_fc(text: str, ctx: ParseContext) -> Extraction:
+    """Granite-20B-FunctionCalling: each ``<function_call>`` is followed by one JSON object
+    (text after it up to the next marker is ignored); any failure makes it all content."""
+    if GRANITE_FC_BOT not in text:
+        return as_content(text)
+    marks = list(_GRANITE_FC_CALL.finditer(text))
+    try:
+        calls = []
+        for m, nxt in zip(marks, [*marks[1:], None]):
+            obj, _ = _DECODER.raw_decode(text[m.end() : nxt.start() if nxt else None])
+            calls.append(_named_call(obj, obj["arguments"]))
+    except Exception:
+        return as_content(text)
+    return Extraction(text[: text.find(GRANITE_FC_BOT)] or None, calls)
+
+
+JAMBA_START, JAMBA_END = "<tool_calls>", "</tool_calls>"
+_JAMBA_BLOCK = re.compile(f"{JAMBA_START}(.*?){JAMBA_END}", re.S)
+
+
+def extract_jamba(text: str, ctx: ParseContext) -> Extraction:
+    """Jamba ``<tool_calls>[{"name", "arguments"}, …]</tool_calls>``: only the first closed
+    block counts; an unclosed block or any malformed entry makes it all content."""
+    if JAMBA_START not in text:
+        return as_content(text)
+    m = _JAMBA_BLOCK.search(text)
+    try:
+        if m is None:
+            raise ValueError("no closed tool call block")
+        calls = [_named_call(c, c["arguments"]) for c in json.loads(m.group(1))]
+    except Exception:
+        return as_content(text)
+    content = text[: text.find(JAMBA_START)]
+    return Extraction(content if content not in ("", " ") else None, calls)
+
+
+INTERNLM_BOT = "<|action_start|><|plugin|>"
+INTERNLM_EOT = "<|action_end|>"
+
+
+def extract_internlm(text: str, ctx: ParseContext) -> Extraction:
+    """InternLM2 ``<|action_start|><|plugin|>{…}<|action_end|>``: one call, parsed from the
+    first ``{`` to the end marker; ``parameters`` wins over ``arguments``.
+
+    vLLM lets errors here escape (a second marker, invalid JSON, a missing name fail the
+    request); the closest non-failing answer is to keep the text as content.
+    """
+    if INTERNLM_BOT not in text:
+        return as_content(text)
+    before, *actions = text.split(INTERNLM_BOT)
+    try:
+        if len(actions) != 1:
+            raise ValueError("more than one action")
+        action = actions[0].split(INTERNLM_EOT)[0]
+        obj = json.loads(action[action.find("{") :])
+        if not isinstance(obj, dict):
+            raise TypeError("action is not an object")
+        args = obj.get("parameters", obj.get("arguments", {}))
+        calls = [_named_call(obj, args)]
+    except Exception:
+        return as_content(text)
+    return Extraction(before or None, calls)
+
+
+HUNYUAN_START = "<tool_calls>"
+_HUNYUAN_BLOCK = re.compile(r"<tool_calls>([\s\S]*?)</tool_calls>")
+_THINK_REGION = re.compile(r"<think>(.*?)</think>", re.S)
+
+
+def extract_hunyuan_a13b(text: str, ctx: ParseContext) -> Extraction:
+    """Hunyuan-A13B ``<tool_calls>[…]</tool_calls>``: the first closed block outside a
+    ``<think>`` region whose body is valid JSON; its entries with both ``name`` and
+    ``arguments`` are calls (others skipped). Content is the text before that block."""
+    think = [m.span() for m in _THINK_REGION.finditer(text)]
+    for m in _HUNYUAN_BLOCK.finditer(text):
+        start, end = m.span()
+        if any(start > a and end < b for a, b in think):
+            continue
+        try:
+            data = json.loads(m.group(1).strip())
+        except Exception:
+            continue
+        if not isinstance(data, list):
+            return as_content(text)
+        try:
+            calls = [
+                _named_call(c, None)[:1] + (_dict_or_raw_args(c["arguments"]),)
+                for c in data
+                if isinstance(c, dict) and "name" in c and "arguments" in c
+            ]
+        except Exception:
+            return as_content(text)
+        if not calls:
+            return as_content(text)
+        content = text[:start]
+        return Extraction(content if content.strip() else None, calls)
+    return as_content(text)
+
+
+ERNIE_START = "<tool_call>"
+_ERNIE_CALL = re.compile(r"<tool_call>\s*(?P<json>\{.*?\})\s*</tool_call>", re.S)
+
+
+def extract_ernie45(text: str, ctx: ParseContext) -> Extraction:
+    """ERNIE 4.5 ``<tool_call>{…}</tool_call>``: every closed ``{…}`` call must parse (a missing
+    name is ``""``, missing arguments ``{}``), else all is content. Once a start marker
+    exists, content is the text before it minus trailing newlines — even with no closed call."""
+    if ERNIE_START not in text:
+        return as_content(text)
+    try:
+        calls = []
+        for body in _ERNIE_CALL.findall(text):
+            obj = json.loads(body)
+            calls.append(_named_call({"name": obj.get("name", "")}, obj.get("arguments", {})))
+    except Exception:
+        return as_content(text)
+    return Extraction(text[: text.find(ERNIE_START)].rstrip("\n") or None, calls)
+
+
+_XLAM_BLOCKS = (
+    re.compile(r"```(?:json)?\s*([\s\S]*?)```"),
+    re.compile(r"\[TOOL_CALLS\]([\s\S]*?)(?=\n|$)"),
+    re.compile(r"<tool_call>([\s\S]*?)</tool_call>"),
+)
+_XLAM_AFTER_THINK = re.compile(r"</think>([\s\S]*)")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _xlam_split(text: str) -> tuple[str | None, str | None]:
+    """``(content, calls JSON)`` the way xLAM locates its call array."""
+    m = _XLAM_AFTER_THINK.search(text)
+    if m:
+        head = text[: m.start() + len("</think>")].strip()
+        tail = m.group(1).strip()
+        if _is_json(tail):
+            return head, tail
+        for pattern in _XLAM_BLOCKS:
+            found = next((b for b in pattern.findall(tail) if _is_json(b)), None)
+            if found is not None:
+                return head, found
+    for pattern in _XLAM_BLOCKS:
+        blocks = pattern.findall(text)
+        found = next((b for b in blocks if _is_json(b)), None)
+        if found is not None:
+            return pattern.sub("", text).strip(), found
+    if text.strip().startswith("["):
+        if _is_json(text) or ("{" in text and "name" in text and "arguments" in text):
+            return None, text
+    return text, None
+
+
+def extract_xlam(text: str, ctx: ParseContext) -> Extraction:
+    """xLAM: a JSON array of ``{"name", "arguments"}`` found after ``</think>``, in a code
+    fence, after ``[TOOL_CALLS]``, inside ``<tool_call>`` or as the whole output; entries
+    without both keys are skipped. Content is the text with the located block removed."""
+    try:
+        content, raw = _xlam_split(text)
+        if not raw:
+            return as_content(text)
+        data = json.loads(raw)
+        if not isinstance(data, list):
+            return as_content(text)
+        calls = [
+            _named_call(c, None)[:1] + (_dict_or_raw_args(c["arguments"]),)
+            for c in data
+            if isinstance(c, dict) and "name" in c and "arguments" in c
+        ]
+    except Exception:
+        return as_content(text)
+    return Extraction(content, calls) if calls else as_content(text)
+
+
+GIGACHAT_MARKERS = ("<|message_sep|>", "<|function_call|>", "function call<|role_sep|>\n")
+_GIGACHAT_CALL = re.compile(r"(?:function call<\|role_sep\|>\n|<\|function_call\|>)(.*)", re.S)
+_GIGACHAT_CONTENT = re.compile(r"^(.*?)(?:<\|message_sep\|>|<\|function_call\|>)", re.S)
+
+
+def extract_gigachat3(text: str, ctx: ParseContext) -> Extraction:
+    """GigaChat 3: after ``function call<|role_sep|>\\n`` (or ``<|function_call|>``) the rest of
+    the output (minus a final ``</s>``) is one ``{"name", "arguments": {…}}`` object. Content
+    is the text before the first ``<|message_sep|>``/``<|function_call|>``.
+
+    A non-string name fails the request in vLLM; it is kept as content here.
+    """
+    body = text[: text.rfind("</s>")] if text.rstrip().endswith("</s>") else text
+    m = _GIGACHAT_CALL.search(body)
+    if m is None:
+        return as_content(text)
+    try:
+        obj = json.loads(m.group(1), strict=False)
+    except json.JSONDecodeError:
+        return as_content(text)
+    if not (isinstance(obj, dict) and "name" in obj and isinstance(obj.get("arguments"), dict)):
+        return as_content(text)
+    if not isinstance(obj["name"], str):
+        return as_content(text)
+    c = _GIGACHAT_CONTENT.search(body)
+    content = c.group(1) if c else body
+    return Extraction(content or None, [(obj["name"], dumps_args(obj["arguments"]))])
+
+
+APERTUS_PREFIX, APERTUS_SUFFIX = "<|tools_prefix|>", "<|tools_suffix|>"
+_APERTUS_BLOCK = re.compile(f"{re.escape(APERTUS_PREFIX)}(.*?)(?:{re.escape(APERTUS_SUFFIX)}|$)", re.S)
+
+
+def extract_apertus(text: str, ctx: ParseContext) -> Extraction:
+    """Apertus ``<|tools_prefix|>[{"fn": {args}}, …]<|tools_suffix|>``: each non-empty object's
+    first member is a call. A truncated array is completed (length cut); text after the JSON
+    and after the suffix joins the stripped leading content with newlines."""
+    m = _APERTUS_BLOCK.search(text)
+    if m is None:
+        return as_content(text)
+    group = m.group(1)
+    stripped = group.lstrip()
+    try:
+        try:
+            parsed, end = _DECODER.raw_decode(stripped)
+            trailing = stripped[end:]
+        except json.JSONDecodeError:
+            parsed, trailing = complete_truncated_json(group), ""
+        entries = parsed if isinstance(parsed, list) else [parsed] if parsed else []
+        calls = [
+            (next(iter(e)), dumps_args(next(iter(e.values()))))
+            for e in entries
+            if isinstance(e, dict) and e
+        ]
+    except Exception:
+        return as_content(text)
+    content = text[: m.start()].strip()
+    for extra in (trailing.replace(APERTUS_SUFFIX, "") if trailing.strip() else "",
+                  text[m.end() :].replace(APERTUS_SUFFIX, "")):
+        if extra.strip():
+            content = (content + "\n" + extra.strip()).strip()
+    return Extraction(content or None, calls)
+
+
+_LITERALS = ("null", "true", "false", "Infinity", "-Infinity", "NaN")
+
+
+def complete_truncated_json(text: str) -> Any:
+    """The value of a JSON text cut short (a length limit): open strings and containers are
+    closed, a dangling number sign/point/exponent is dropped, a partial literal completed, an
+    object member without a complete key or any value dropped. Malformed text raises."""
+    s = text.strip()
+    if not s:
+        raise ValueError("empty JSON")
+    out, _, _ = _complete_value(s, 0)
+    return json.loads(out)
+
+
+def _complete_value(s: str, i: int) -> tuple[str, bool, int]:
+    """``(completed text of the value at i, whether it was complete, end index)``."""
+    ch = s[i]
+    if ch == '"':
+        j = i + 1
+        while j < len(s):
+            if s[j] == "\\":
+                if j + 1 >= len(s):
+                    break
+                j += 2
+                continue
+            if s[j] == '"':
+                return s[i : j + 1], True, j + 1
+            j += 1
+        body = s[i:j]
+        esc = body.rfind("\\u", max(0, len(body) - 5))
+        if esc != -1 and (esc - len(body[:esc].rstrip("\\"))) % 2 == 0:
+            body = body[:esc]
+        return body + '"', False, len(s)
+    if ch in "[{":
+        return _complete_container(s, i)
+    if ch in "0123456789" or (ch == "-" and s[i + 1 : i + 2] not in ("I", "")):
+        j = i + 1
+        while j < len(s) and s[j] in "0123456789.-+eE":
+            j += 1
+        num = s[i:j]
+        trimmed = num.rstrip(".-+eE")
+        return trimmed, j < len(s) and trimmed == num, j
+    for lit in _LITERALS:
+        if s.startswith(lit, i):
+            return lit, True, i + len(lit)
+        if lit.startswith(s[i:]):
+            return lit, False, len(s)
+    raise ValueError(f"unexpected character {ch!r}")
+
+
+def _skip_ws(s: str, i: int) -> int:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def _complete_container(s: str, i: int) -> tuple[str, bool, int]:
+    is_obj = s[i] == "{"
+    close = "}" if is_obj else "]"
+    parts: list[str] = []
+    j = i + 1
+    while True:
+        j = _skip_ws(s, j)
+        if j >= len(s):
+            break
+        if s[j] == close and not parts:
+            return s[i : j + 1], True, j + 1
+        key = ""
+        if is_obj:
+            if s[j] != '"':
+                raise ValueError("object key expected")
+            key, done, j = _complete_value(s, j)
+            j = _skip_ws(s, j)
+            if not done or j >= len(s):
+                break
+            if s[j] != ":":
+                raise ValueError("':' expected")
+            j = _skip_ws(s, j + 1)
+            if j >= len(s):
+                break
+            key += ": "
+        value, done, j = _complete_value(s, j)
+        parts.append(key + value)
+        j = _skip_ws(s, j)
+        if not done or j >= len(s):
+            break
+        if s[j] == ",":
+            j += 1
+        elif s[j] == close:
+            return s[i : j + 1], True, j + 1
+        else:
+            raise ValueError("',' or closing bracket expected")
+    return s[i] + ", ".join(parts) + close, False, len(s)
+
+
 @dataclass(frozen=True)
 class JsonFamily:
     """One marker + JSON body format."""
 
     name: str
     extract: Callable[[str, ParseContext], Extraction]
-    # Content before this marker is content whatever follows, so it may stream; None means
-    # leading content depends on later text and everything is held until finish().
-    stream_before: str | None = None
+    # Content before the first of these markers is content whatever follows, so it may
+    # stream; None means leading content depends on later text and everything is held until
+    # finish().
+    stream_before: str | tuple[str, ...] | None = None
+    # Characters right before a marker that the extraction may strip from the content (held
+    # back with the marker; e.g. ERNIE's ``rstrip("\n")``).
+    hold_trailing: str = ""
+    # The tool-call id the format defines for call ``index`` (None: derender assigns one).
+    call_id: Callable[[int], str] | None = None
+
+    @property
+    def stream_markers(self) -> tuple[str, ...]:
+        m = self.stream_before
+        return () if m is None else (m,) if isinstance(m, str) else m
 
 
 class HeldCallsParser(ToolParser):
@@ -162,12 +573,15 @@ class HeldCallsParser(ToolParser):
         self._buf += text
         if self._holding:
             return Delta()
-        marker = self.family.stream_before
-        pos = self._buf.find(marker)
+        markers = self.family.stream_markers
+        pos, _ = find_first(self._buf, markers)
         if pos != -1:
             self._holding = True
         else:
-            pos = len(self._buf) - partial_suffix(self._buf, (marker,))
+            pos = len(self._buf) - partial_suffix(self._buf, markers)
+        trailing = self.family.hold_trailing
+        while pos > 0 and self._buf[pos - 1] in trailing:
+            pos -= 1
         out, self._buf = self._buf[:pos], self._buf[pos:]
         return Delta(content=out)
 
@@ -188,7 +602,8 @@ class HeldCallsParser(ToolParser):
         return self.family.extract(text, self.ctx)
 
     def call_id(self, index: int) -> str | None:
-        return None
+        make = self.family.call_id
+        return make(index) if make is not None else None
 
     def snapshot(self) -> Any:
         return [self._buf, self._holding]
@@ -215,13 +630,32 @@ FAMILIES: dict[str, JsonFamily] = {
         ),
         JsonFamily("llama3_json", extract_llama_json),
         JsonFamily("phi4_mini_json", extract_phi4_mini),
+        JsonFamily("granite4", extract_granite4, (GRANITE4_START, GRANITE4_END)),
+        JsonFamily("granite-20b-fc", extract_granite_20b_fc, GRANITE_FC_BOT),
+        JsonFamily("jamba", extract_jamba, JAMBA_START),
+        JsonFamily("internlm", extract_internlm, INTERNLM_BOT),
+        JsonFamily(
+            "hunyuan_a13b",
+            extract_hunyuan_a13b,
+            (HUNYUAN_START, "<think>"),
+            call_id=lambda index: f"call_{random_uuid()}",
+        ),
+        JsonFamily("ernie45", extract_ernie45, ERNIE_START, hold_trailing="\n"),
+        JsonFamily("xlam", extract_xlam, call_id=lambda index: f"call_{index}_{random_uuid()}"),
+        JsonFamily("gigachat3", extract_gigachat3, GIGACHAT_MARKERS),
+        JsonFamily("apertus", extract_apertus),
     )
 }
 
 
+def random_uuid() -> str:
+    """16 hex digits, the random part of vLLM's xLAM/Hunyuan tool-call ids."""
+    return f"{uuid.uuid4().int & (1 << 64) - 1:016x}"
+
+
 def family_parser(family: str, *, supports_required_and_named: bool = True) -> type:
     return type(
-        f"{family.title().replace('_', '')}ToolParser",
+        f"{family.title().replace('_', '').replace('-', '')}ToolParser",
         (HeldCallsParser,),
         {
             "family": FAMILIES[family],
@@ -246,3 +680,17 @@ Llama3JsonToolParser = tool_parser("llama3_json", "llama4_json", "llama", "llama
 Phi4MiniJsonToolParser = tool_parser("phi4_mini_json", "phi4", family="phi4_mini_json")(
     family_parser("phi4_mini_json")
 )
+
+# The rest follow vLLM's defaults: "required"/named are forced into JSON by guided decoding.
+for _name, *_aliases in (
+    ("granite4",),
+    ("granite-20b-fc",),
+    ("jamba",),
+    ("internlm", "interns1"),
+    ("hunyuan_a13b",),
+    ("ernie45",),
+    ("xlam",),
+    ("gigachat3",),
+    ("apertus", "apertus2509"),
+):
+    tool_parser(_name, *_aliases, family=_name)(family_parser(_name))

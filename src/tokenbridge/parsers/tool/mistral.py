@@ -1,7 +1,9 @@
-"""Mistral ``[TOOL_CALLS]`` tool calls, as vLLM 0.33 reads them from pre-v11 tokenizers
-(Mistral-7B-v0.3 SentencePiece, Nemo tekken): ``content[TOOL_CALLS] [{"name", "arguments"}, …]``.
+"""Mistral ``[TOOL_CALLS]`` tool calls, as vLLM 0.33 reads them. Two formats, chosen by the
+tokenizer like vLLM does (v11+ tokenizers have an ``[ARGS]`` token); the text is held until
+``finish()`` in both, since every rule depends on the whole text.
 
-vLLM's rules (all of them depend on the whole text, so the text is held until ``finish()``):
+Pre-v11 (Mistral-7B-v0.3 SentencePiece, Nemo tekken):
+``content[TOOL_CALLS] [{"name", "arguments"}, …]``. vLLM's rules:
 
 * the text is split on ``[TOOL_CALLS]``; the first non-blank segment after a marker, stripped,
   is the call text (repeated markers with nothing between count as one, later segments are
@@ -15,7 +17,20 @@ vLLM's rules (all of them depend on the whole text, so the text is held until ``
   is the call text alone — what preceded the marker is dropped;
 * ids are 9 random alphanumerics (Mistral's format).
 
-vLLM treats ``required``/named tool_choice as "auto" for this parser.
+v11+ (``[TOOL_CALLS]name[ARGS]{…}``, or ``name{…}``), read by vLLM's declarative engine:
+
+* the tokenizer's other special tokens vanish (``[CALL_ID]`` included, so a call id joins
+  the name); ``[TOOL_CALLS]`` starts a call, whose name runs to ``[ARGS]`` or the first ``{``
+  (which starts the arguments); the arguments run to the next ``[TOOL_CALLS]``, and a marker
+  with no transition there is plain text;
+* the name is stripped and may be empty or unknown; a call with neither name nor arguments
+  text is dropped; arguments are the first JSON value of the stripped text, verbatim (the rest
+  dropped), else that text, ``{}`` when blank, then re-typed by the tool's schema;
+* content is the text before the first call, stripped when there are calls;
+  ``tool_choice="none"`` keeps it unstripped and drops the calls.
+
+vLLM treats ``required``/named tool_choice as "auto" for this parser, and runs it (an engine
+adapter) under ``tool_choice="none"`` too.
 """
 
 from __future__ import annotations
@@ -28,9 +43,12 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.tool._schema import fix_arg_types
+from tokenbridge.parsers.tool.granite import lex, special_token_texts
 from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily, as_content
 
 BOT = "[TOOL_CALLS]"
+ARGS = "[ARGS]"
 _ID_ALPHABET = string.ascii_letters + string.digits
 _ARRAY = re.compile(r"\[{.*}\]", re.S)
 _DECODER = json.JSONDecoder()
@@ -63,7 +81,58 @@ def calls_from_value(parsed: Any) -> list[tuple[str, str]]:
     return calls
 
 
+def has_args_token(ctx: ParseContext) -> bool:
+    vocab = ctx.vocab
+    return vocab is not None and vocab.token_to_id(ARGS) is not None
+
+
+def first_json_value(raw: str) -> str:
+    """v11 arguments: the first JSON value of the stripped text, verbatim; else that text."""
+    stripped = raw.strip()
+    if not stripped:
+        return "{}"
+    try:
+        _, end = _DECODER.raw_decode(stripped)
+    except json.JSONDecodeError:
+        return stripped
+    return stripped[:end]
+
+
+def extract_mistral_v11(text: str, ctx: ParseContext) -> Extraction:
+    content: list[str] = []
+    slots: list[list[str]] = []  # [name, arguments text]
+    state = "content"  # content | name | args
+    for is_marker, piece in lex(text, (BOT, ARGS), special_token_texts(ctx, (BOT, ARGS))):
+        if is_marker and piece == BOT and state != "name":
+            slots.append(["", ""])
+            state = "name"
+        elif is_marker and piece == ARGS and state == "name":
+            state = "args"
+        elif state == "content":
+            content.append(piece)
+        elif state == "name" and not is_marker and "{" in piece:
+            brace = piece.index("{")
+            slots[-1][0] += piece[:brace]
+            slots[-1][1] += piece[brace:]
+            state = "args"
+        else:
+            slots[-1][0 if state == "name" else 1] += piece
+    before = "".join(content)
+    if ctx.tool_choice == "none" and ctx.tools:
+        return as_content(before)
+    calls = [
+        (name.strip(), fix_arg_types(first_json_value(args), name.strip(), ctx.tools))
+        for name, args in slots
+        if name or args
+    ]
+    if calls:
+        return Extraction(before.strip() or None, calls)
+    return as_content(before)
+
+
 def extract_mistral(text: str, ctx: ParseContext) -> Extraction:
+    if has_args_token(ctx):
+        return extract_mistral_v11(text, ctx)
     if ctx.tool_choice == "none" and ctx.tools:
         return as_content(text)
     content: str | None = None
@@ -94,6 +163,7 @@ class MistralToolParser(HeldCallsParser):
 
     family = JsonFamily("mistral", extract_mistral)
     supports_required_and_named: ClassVar[bool] = False
+    engine_based: ClassVar[bool] = True
 
     def call_id(self, index: int) -> str | None:
         return mistral_call_id()

@@ -1,0 +1,291 @@
+"""Engine families whose vLLM split adds a step the marker table cannot say.
+
+Each class runs ``MarkerEngineParser`` over its format row and wraps its output:
+
+* Gemma-4 prepends a missing ``<|channel>`` when the whole output looks like a thought
+  (``<channel|>`` without an opener, or a ``thought\\n`` start) and drops the ``thought\\n``
+  label from the reasoning. Whether the opener is missing depends on the whole output, so the
+  text is held until a ``<|channel>`` settles it or the output ends.
+* Granite 4.2 thinking drops the newlines that open the content, and swaps a lone reasoning
+  into the content when asked for non-empty content.
+* PLaMo-3 has a thinking-off grammar of its own and cuts a truncated ``<|plamo:…`` marker
+  off the end of the reasoning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.reasoning.think import (
+    NEMOTRON_V3,
+    MarkerEngineParser,
+    MarkerFormat,
+    _token_id,
+    enable_thinking_default_on,
+)
+from tokenbridge.parsers.registry import reasoning_parser
+
+# -- Gemma-4 ----------------------------------------------------------------------------------
+
+_CHANNEL_OPEN, _CHANNEL_CLOSE = "<|channel>", "<channel|>"
+_THOUGHT_LABEL = "thought\n"
+_GEMMA4_TURN_BOUNDARIES = ("<|turn>", "<|tool_response>")
+
+GEMMA4 = MarkerFormat(
+    start=(_CHANNEL_OPEN,),
+    end=(_CHANNEL_CLOSE,),
+    implicit_end=("<|tool_call>",),
+    tool_close=("<tool_call|>",),
+    content_drops=("<tool_call|>",),
+    literals=("call:", ":", "{", "(", '<|"|>'),
+    starts_in_reasoning=False,
+    reopen=True,
+)
+
+
+@reasoning_parser("gemma4", family="gemma4")
+class Gemma4ReasoningParser(MarkerEngineParser):
+    """Gemma-4 ``<|channel>thought\\n…<channel|>`` reasoning (vLLM's Gemma4 engine)."""
+
+    fmt = GEMMA4
+    name = "gemma4"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        # vLLM injects the opener only when the tokenizer knows both channel tokens.
+        self.can_inject = vocab is None or (
+            _token_id(vocab, _CHANNEL_OPEN) is not None
+            and _token_id(vocab, _CHANNEL_CLOSE) is not None
+        )
+        self.pending: str | None = ""  # None once the opener question is settled
+        self.label = ""  # reasoning held while it may still be the ``thought\n`` label
+        self.label_done = False
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """The engine's check: thinking (``enable_thinking``, default off) waits for an end."""
+        vocab = ctx.vocab
+        wait = bool(ctx.kwarg("enable_thinking", False))
+        end_ids = {_token_id(vocab, m) for m in (_CHANNEL_CLOSE, "<|tool_call>")} - {None}
+        if _token_id(vocab, _CHANNEL_CLOSE) is None:
+            end_ids = set()
+        start = _token_id(vocab, _CHANNEL_OPEN)
+        bounds = {_token_id(vocab, m) for m in _GEMMA4_TURN_BOUNDARIES} - {None}
+        for t in reversed(prompt_token_ids):
+            if t in end_ids:
+                return True
+            if t == start:
+                return False
+            if t in bounds:
+                break
+        return not wait
+
+    def _strip_label(self, r: str, final: bool) -> str:
+        if self.label_done:
+            return r
+        self.label += r
+        if self.label.startswith(_THOUGHT_LABEL):
+            out = self.label[len(_THOUGHT_LABEL) :]
+        elif _THOUGHT_LABEL.startswith(self.label) and not final:
+            return ""
+        elif self.label == _THOUGHT_LABEL.rstrip():
+            out = ""
+        else:
+            out = self.label
+        self.label, self.label_done = "", True
+        return out
+
+    def _engine(self, text: str, final: bool) -> tuple[str, str]:
+        self.buf += text
+        r, c = self._run(final)
+        return self._strip_label(r, final), c
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        if self.pending is not None:
+            self.pending += text
+            if _CHANNEL_OPEN not in self.pending:
+                return "", ""
+            text, self.pending = self.pending, None
+        return self._engine(text, False)
+
+    def finish(self) -> tuple[str, str]:
+        text = ""
+        if self.pending is not None:
+            text, self.pending = self.pending, None
+            if self.can_inject and (
+                _CHANNEL_CLOSE in text
+                or text.startswith(_THOUGHT_LABEL)
+                or text == _THOUGHT_LABEL.rstrip()
+            ):
+                text = _CHANNEL_OPEN + text
+        return self._engine(text, True)
+
+    def snapshot(self) -> Any:
+        return [super().snapshot(), self.pending, self.label, self.label_done]
+
+    def restore(self, snap: Any) -> None:
+        if not (
+            isinstance(snap, list)
+            and len(snap) == 4
+            and (snap[1] is None or isinstance(snap[1], str))
+            and isinstance(snap[2], str)
+            and isinstance(snap[3], bool)
+        ):
+            raise ValueError("bad reasoning parser state")
+        super().restore(snap[0])
+        self.pending, self.label, self.label_done = snap[1:]
+
+
+# -- Granite 4.2 thinking ---------------------------------------------------------------------
+
+
+@reasoning_parser("granite_thinking_parser", "granite_thinking", family="qwen3")
+class GraniteThinkingReasoningParser(MarkerEngineParser):
+    """Granite 4.2: Nemotron-3 rules; leading newlines of the content are dropped, and with
+    ``enable_thinking: false`` or ``force_nonempty_content`` an output that never reached
+    content gives its reasoning as the content (so reasoning is held until content starts)."""
+
+    fmt = NEMOTRON_V3
+    name = "granite_thinking_parser"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        kw = ctx.chat_template_kwargs or {}
+        self.force = kw.get("enable_thinking") is False or kw.get("force_nonempty_content") is True
+        self.content_seen = False  # raw content (even a newline) arrived: no swap
+        self.content_started = False  # a non-newline content character arrived
+        self.held = ""  # reasoning held while a swap is possible
+
+    def _route(self, r: str, c: str, final: bool) -> tuple[str, str]:
+        if c:
+            self.content_seen = True
+        if not self.content_started and c:
+            c = c.lstrip("\n")
+            self.content_started = bool(c)
+        if self.force and self.thinking and not self.content_seen:
+            self.held += r
+            if not final:
+                return "", c
+            r, self.held = self.held, ""
+            self.empty_reasoning = None
+            return "", r
+        if self.held:
+            r, self.held = self.held + r, ""
+        return r, c
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        r, c = super().feed(text, token_ids)
+        return self._route(r, c, False)
+
+    def finish(self) -> tuple[str, str]:
+        r, c = super().finish()
+        return self._route(r, c, True)
+
+    def snapshot(self) -> Any:
+        return [super().snapshot(), self.content_seen, self.content_started, self.held]
+
+    def restore(self, snap: Any) -> None:
+        if not (
+            isinstance(snap, list)
+            and len(snap) == 4
+            and isinstance(snap[1], bool)
+            and isinstance(snap[2], bool)
+            and isinstance(snap[3], str)
+        ):
+            raise ValueError("bad reasoning parser state")
+        super().restore(snap[0])
+        self.content_seen, self.content_started, self.held = snap[1:]
+
+
+# -- PLaMo-3 ----------------------------------------------------------------------------------
+
+_PLAMO = "<|plamo:"
+_PLAMO_THINK = ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>")
+_PLAMO_EOT = "<|plamo:tag|>"
+_PLAMO_TOOL_OPEN = "<|plamo:begin_tool_requests:plamo|>"
+_PLAMO_TOOL_CLOSE = "<|plamo:end_tool_requests:plamo|>"
+_PLAMO_TOOL_LITERALS = (
+    "<|plamo:begin_tool_request:plamo|>",
+    "<|plamo:end_tool_request:plamo|>",
+    "<|plamo:begin_tool_name:plamo|>",
+    "<|plamo:end_tool_name:plamo|>",
+    "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",
+    "<|plamo:end_tool_arguments:plamo|>",
+)
+PLAMO3 = MarkerFormat(
+    start=(_PLAMO_THINK[0],),
+    end=(_PLAMO_THINK[1], _PLAMO_EOT),
+    implicit_end=(_PLAMO_TOOL_OPEN,),
+    tool_close=(_PLAMO_TOOL_CLOSE, _PLAMO_EOT),
+    literals=_PLAMO_TOOL_LITERALS,
+    thinking=enable_thinking_default_on,
+    reopen=True,
+    strip_trailing_whitespace=False,
+    off_is_identity=False,
+)
+#: Thinking off: no reasoning markers in the grammar (they stay text); EOT is still swallowed.
+PLAMO3_OFF = replace(
+    PLAMO3, start=(), end=(_PLAMO_EOT,), literals=_PLAMO_TOOL_LITERALS + _PLAMO_THINK
+)
+_PLAMO_LITERALS = (_PLAMO_EOT, _PLAMO_TOOL_OPEN, _PLAMO_TOOL_CLOSE, *_PLAMO_THINK)
+_PLAMO_LITERALS += _PLAMO_TOOL_LITERALS
+
+
+@reasoning_parser("plamo3", family="plamo3")
+class Plamo3ReasoningParser(MarkerEngineParser):
+    """PLaMo-3 ``<|plamo:begin_think:plamo|>`` reasoning (vLLM's Plamo3 engine)."""
+
+    fmt = PLAMO3
+    name = "plamo3"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        if not PLAMO3.thinking(ctx.chat_template_kwargs or {}):
+            self.fmt = PLAMO3_OFF
+        super().__init__(ctx)
+        self.tail = ""  # reasoning that may be a truncated marker at the very end
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        if not PLAMO3.thinking(ctx.chat_template_kwargs or {}):
+            return True
+        vocab = ctx.vocab
+        start, end = (_token_id(vocab, m) for m in _PLAMO_THINK)
+        eot = _token_id(vocab, _PLAMO_EOT)
+        for t in reversed(prompt_token_ids):
+            if t == end and end is not None:
+                return True
+            if t in (start, eot) and t is not None:
+                return False
+        return False
+
+    def _cut_tail(self, r: str, final: bool) -> str:
+        text = self.tail + r
+        i = text.rfind(_PLAMO)
+        if i == -1:
+            self.tail = ""
+            return text
+        if any(len(m) > len(text) - i and m.startswith(text[i:]) for m in _PLAMO_LITERALS):
+            self.tail = "" if final else text[i:]
+            return text[:i]
+        self.tail = ""
+        return text
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        r, c = super().feed(text, token_ids)
+        return self._cut_tail(r, False), c
+
+    def finish(self) -> tuple[str, str]:
+        r, c = super().finish()
+        return self._cut_tail(r, True), c
+
+    def snapshot(self) -> Any:
+        return [super().snapshot(), self.tail]
+
+    def restore(self, snap: Any) -> None:
+        if not (isinstance(snap, list) and len(snap) == 2 and isinstance(snap[1], str)):
+            raise ValueError("bad reasoning parser state")
+        super().restore(snap[0])
+        self.tail = snap[1]

@@ -1,0 +1,165 @@
+"""Schema coercion of tool-call argument values, as vLLM's parser engine does it.
+
+A value the model wrote as a string becomes the first type the tool's JSON schema allows that
+it parses as; the arguments are re-serialized only when some value changed. Shared by the
+engine-based families (Kimi K2, DeepSeek DSML).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+_TYPE_ALIASES = {
+    **dict.fromkeys(("str", "text", "varchar", "char", "enum"), "string"),
+    **dict.fromkeys(
+        ("int", "int32", "int64", "uint", "uint32", "uint64", "long", "short", "unsigned"),
+        "integer",
+    ),
+    **dict.fromkeys(("float", "float32", "float64", "double"), "number"),
+    "bool": "boolean",
+    "dict": "object",
+    **dict.fromkeys(("arr", "list", "sequence"), "array"),
+}
+_ENUM_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+               (list, "array"), (dict, "object"))
+
+
+def schema_types(schema: Any) -> set[str]:
+    if not isinstance(schema, dict):
+        return {"string"}
+    types: set[str] = set()
+    t = schema.get("type")
+    if isinstance(t, str):
+        types.add(t)
+    elif isinstance(t, list):
+        types.update(x for x in t if isinstance(x, str))
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        for v in enum:
+            if v is None:
+                types.add("null")
+            else:
+                types.update(next(([n] for cls, n in _ENUM_TYPES if isinstance(v, cls)), []))
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            for choice in schema[key]:
+                types |= schema_types(choice)
+    return types or {"string"}
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
+def coerce_string(value: str, types: set[str]) -> Any:
+    """A raw string as the first schema type it parses as (null, integer, number, …)."""
+    wanted = {_TYPE_ALIASES.get(t.strip().lower(), t.strip().lower()) for t in types}
+    for t in ("null", "integer", "number", "boolean", "object", "array", "string"):
+        if t not in wanted:
+            continue
+        if t == "null":
+            if value.lower() == "null":
+                return None
+        elif t == "string":
+            return value
+        elif t == "integer":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        elif t == "number":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+            try:
+                f = float(value)
+            except ValueError:
+                continue
+            if math.isfinite(f):
+                return f if f != int(f) else int(f)
+        elif t == "boolean":
+            low = value.lower().strip()
+            if low in ("true", "1"):
+                return True
+            if low in ("false", "0"):
+                return False
+        else:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if _finite(parsed):
+                return parsed
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if _finite(parsed) else value
+
+
+def _coerce(value: Any, schema: dict) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        out = coerce_string(value, schema_types(schema))
+        return out, out is not value
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        return value, isinstance(props, dict) and _coerce_object(value, props)
+    if isinstance(value, list):
+        items = schema.get("items")
+        changed = False
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                out, item_changed = _coerce(item, items)
+                if item_changed:
+                    value[i], changed = out, True
+        return value, changed
+    out = coerce_string(json.dumps(value, ensure_ascii=False), schema_types(schema))
+    if type(out) is not type(value) or out != value:
+        return out, True
+    return value, False
+
+
+def _coerce_object(args: dict, properties: dict) -> bool:
+    changed = False
+    for key, value in args.items():
+        prop = properties.get(key)
+        if isinstance(prop, dict):
+            out, c = _coerce(value, prop)
+            if c:
+                args[key], changed = out, True
+    return changed
+
+
+def tool_properties(tools: list[dict] | None, name: str) -> dict:
+    for tool in tools or []:
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            continue
+        fn = tool.get("function") or {}
+        if fn.get("name") == name:
+            return (fn.get("parameters") or {}).get("properties", {}) or {}
+    return {}
+
+
+def fix_arg_types(args_json: str, name: str, tools: list[dict] | None) -> str:
+    """Re-serialize the arguments when schema coercion changes a value; else keep them."""
+    if not tools or not name:
+        return args_json
+    try:
+        args = json.loads(args_json)
+    except ValueError:
+        return args_json
+    if not isinstance(args, dict):
+        return args_json
+    props = tool_properties(tools, name)
+    if not props or not _coerce_object(args, props):
+        return args_json
+    return json.dumps(args, ensure_ascii=False)

@@ -1,0 +1,350 @@
+"""DeepSeek V3.2 / V4 / V4.1 tool calls in DSML markup (plain text, not special tokens).
+
+    <｜DSML｜tool_calls>
+    <｜DSML｜invoke name="get_weather">
+    <｜DSML｜parameter name="city" string="true">杭州</｜DSML｜parameter>
+    <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+    </｜DSML｜invoke>
+    </｜DSML｜tool_calls>
+
+V3.2 wraps the calls in ``function_calls``; V4 in ``tool_calls`` (``toolcalls`` and ``tool``
+seen too); V4.1 writes a space after ``｜DSML｜`` and wraps them in `` calls``. vLLM 0.33 runs
+these through its declarative parser engine, started in content: text before the first
+wrapper or ``invoke`` is content, and from there on nothing is content again. A call ends at
+``</invoke>``, at the wrapper's end, or at the end of the output, and is emitted whole then.
+A ``string="true"`` parameter is its raw text; any other value is JSON when it parses, else
+its text. V4's ``<think>``/``</think>`` are markup only when a reasoning parser is configured
+(a ``<think>`` block left in content is dropped); the tokenizer's unconfigured special tokens
+are dropped everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import find_first, partial_suffix
+from tokenbridge.parsers.tool._schema import fix_arg_types, tool_properties
+from tokenbridge.parsers.tool.kimi import special_token_texts
+
+THINK_START = "<think>"
+THINK_END = "</think>"
+NAME_END = '">'
+
+# Parser states (plain strings keep the snapshot msgpack-able).
+CONTENT, REASONING, PREAMBLE, NAME, ARGS, BETWEEN = (
+    "content", "reasoning", "preamble", "name", "args", "between",
+)
+_STATES = (CONTENT, REASONING, PREAMBLE, NAME, ARGS, BETWEEN)
+
+# Marker kinds: what a matched marker means to the state machine.
+CALLS_START, CALLS_END, INVOKE, INVOKE_NAME_END, INVOKE_END, OPEN_THINK, CLOSE_THINK, TEXT, DROP = (
+    "calls_start", "calls_end", "invoke", "name_end", "invoke_end", "think", "/think", "text", "drop",
+)
+
+# (state, marker kind) -> next state; a kind without an entry is text of the state it is in.
+_TRANSITIONS: dict[tuple[str, str], str] = {
+    (CONTENT, OPEN_THINK): REASONING,
+    (CONTENT, CLOSE_THINK): CONTENT,
+    (REASONING, OPEN_THINK): REASONING,
+    (REASONING, CLOSE_THINK): CONTENT,
+    (REASONING, CALLS_START): PREAMBLE,
+    (CONTENT, CALLS_START): PREAMBLE,
+    (CONTENT, INVOKE): NAME,
+    (PREAMBLE, INVOKE): NAME,
+    (BETWEEN, INVOKE): NAME,
+    (NAME, INVOKE_NAME_END): ARGS,
+    (ARGS, INVOKE_END): BETWEEN,
+    (ARGS, CALLS_END): BETWEEN,
+    (BETWEEN, CALLS_END): BETWEEN,
+    (BETWEEN, CALLS_START): PREAMBLE,
+}
+_THINK_KINDS = (OPEN_THINK, CLOSE_THINK)
+
+_NAME_KEY = re.compile(r'"name"\s*:\s*"([^"]*)"')
+_WRAPPERS = ("arguments", "input")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One DSML spelling: the call wrapper, the tag prefix and whether ``<think>`` is markup."""
+
+    calls_start: tuple[str, ...]
+    calls_end: str
+    tag: str  # "｜DSML｜" or "｜DSML｜ "
+    think: bool
+
+    @property
+    def param_start(self) -> str:
+        return f"<{self.tag}parameter"
+
+    def markers(self) -> dict[str, str]:
+        t = self.tag
+        kinds = {s: CALLS_START for s in self.calls_start}
+        kinds.update({
+            self.calls_end: CALLS_END,
+            f'<{t}invoke name="': INVOKE,
+            NAME_END: INVOKE_NAME_END,
+            f"</{t}invoke>": INVOKE_END,
+            self.param_start: TEXT,
+            f"</{t}parameter>": TEXT,
+        })
+        if self.think:
+            kinds.update({THINK_START: OPEN_THINK, THINK_END: CLOSE_THINK})
+        return kinds
+
+    def param_pattern(self) -> re.Pattern[str]:
+        """A parameter: name, optional ``string`` flag, value up to its close tag or the next
+        parameter (a missing ``string`` flag reads like ``string="false"``)."""
+        start = re.escape(self.param_start)
+        close = re.escape(f"</{self.tag}parameter>")
+        return re.compile(
+            rf'{start}\s+name="([^"]+)"(?:\s+string="([^"]*)")?\s*>'
+            rf"(.*?)(?:{close}|(?={start}\s+name=))",
+            re.DOTALL,
+        )
+
+
+_DSML = "｜DSML｜"
+DIALECTS: dict[str, Dialect] = {
+    "deepseek_v32": Dialect((f"<{_DSML}function_calls>",), f"</{_DSML}function_calls>", _DSML, False),
+    "deepseek_v4": Dialect(
+        (f"<{_DSML}tool_calls>", f"<{_DSML}toolcalls>", f"<{_DSML}tool>"),
+        f"</{_DSML}tool_calls>",
+        _DSML,
+        True,
+    ),
+    "deepseek_v41": Dialect((f"<{_DSML} calls>",), f"</{_DSML} calls>", f"{_DSML} ", True),
+}
+
+
+def dsml_arguments(raw: str, params: re.Pattern[str]) -> str:
+    """The JSON object of a call's parameters (later duplicates win)."""
+    out: dict[str, Any] = {}
+    for m in params.finditer(raw):
+        key, is_string, value = m.group(1), m.group(2), m.group(3)
+        if is_string == "true":
+            out[key] = value
+            continue
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return json.dumps(out, ensure_ascii=False)
+
+
+def is_wrapped(args_json: str) -> bool:
+    """Arguments that are only ``{"arguments": …}`` or ``{"input": …}`` (unwrapped by schema)."""
+    args = json.loads(args_json)
+    return len(args) == 1 and next(iter(args)) in _WRAPPERS
+
+
+def unwrap_arguments(args_json: str, name: str, tools: list[dict] | None) -> str:
+    """``{"arguments": {...}}`` as its inner object when the tool has no such parameter and the
+    inner keys are all the tool's parameters (the model sometimes wraps them once more)."""
+    if not tools or not name:
+        return args_json
+    args = json.loads(args_json)
+    props = tool_properties(tools, name)
+    if not props:
+        return args_json
+    for wrapper in _WRAPPERS:
+        if set(args) != {wrapper} or wrapper in props:
+            continue
+        inner = args[wrapper]
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner)
+            except ValueError:
+                return args_json
+        if isinstance(inner, dict) and set(inner) <= set(props):
+            return json.dumps(inner, ensure_ascii=False)
+    return args_json
+
+
+def _name_and_args_from_json(raw: str) -> tuple[Any, str]:
+    """A body that is a JSON call object: its ``name`` and its arguments."""
+    raw = raw.strip()
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return "", raw
+    if not isinstance(parsed, dict):
+        return "", raw
+    name = parsed.get("name", "")
+    for key in ("arguments", "parameters"):
+        if key in parsed:
+            val = parsed[key]
+            return name, val if isinstance(val, str) else json.dumps(val, ensure_ascii=False)
+    return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
+
+
+class DsmlToolParser(ToolParser):
+    """Content until the first call marker; then each call whole at its end.
+
+    Engine-based in vLLM (so it also runs under ``tool_choice="none"``), and its strict
+    structural tags make required/named choices fall back to it.
+    """
+
+    supports_required_and_named: ClassVar[bool] = False
+    engine_based: ClassVar[bool] = True
+    dialect: ClassVar[Dialect] = DIALECTS["deepseek_v4"]
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._kinds = self.dialect.markers()
+        # Without a reasoning parser vLLM passes reasoning markup through as text.
+        self._think_is_text = ctx.reasoning_parser is None
+        for t in special_token_texts(ctx):
+            self._kinds.setdefault(t, DROP)
+        self._params = self.dialect.param_pattern()
+        # Whitespace-only content is dropped once a call starts, except under "none" with
+        # tools, where vLLM's engine ignores calls altogether.
+        self._drop_blank = not (ctx.tool_choice == "none" and ctx.tools)
+        self._state = CONTENT
+        self._pending = ""
+        self._blank: str | None = ""  # content so far while it is all whitespace
+        self._name = ""
+        self._args = ""
+        self._index = 0
+        # [raw arguments, name] of earlier calls whose arguments are a wrapper object: vLLM
+        # unwraps by the name of the first call with the same raw arguments.
+        self._wrapped: list[list[str]] = []
+
+    # text of a state, and markers ------------------------------------------------------
+
+    def _text(self, text: str, out: Delta) -> None:
+        if not text:
+            return
+        if self._state == CONTENT:
+            if self._blank is not None:
+                self._blank += text
+                if not self._blank.strip():
+                    return
+                text, self._blank = self._blank, None
+            out.content += text
+        elif self._state == NAME:
+            self._name += text
+        elif self._state == ARGS:
+            self._args += text
+
+    def _marker(self, marker: str, out: Delta) -> None:
+        kind = self._kinds[marker]
+        if kind == DROP:
+            return
+        nxt = _TRANSITIONS.get((self._state, kind))
+        if nxt is None or (kind in _THINK_KINDS and self._think_is_text):
+            self._text(marker, out)
+            return
+        if self._state == ARGS:
+            self._end_call(out)
+        if nxt == NAME:
+            if self._drop_blank and self._blank is not None:
+                self._blank = ""
+            self._name, self._args = "", ""
+        self._state = nxt
+
+    def _end_call(self, out: Delta) -> None:
+        call = self._resolve(self._name, self._args)
+        self._name, self._args = "", ""
+        if call is not None:
+            out.tool_calls.append(ToolCallDelta(index=self._index, name=call[0], arguments=call[1]))
+            self._index += 1
+
+    def _resolve(self, name: str, raw: str) -> tuple[str, str] | None:
+        """``(name, arguments)`` of a finished call, or None when vLLM drops it."""
+        tools = self.ctx.tools
+        if not name:
+            m = _NAME_KEY.search(raw)
+            name = m.group(1) if m else ""
+        if not name and not raw:
+            return None
+        converted = dsml_arguments(raw, self._params) if raw.strip() else "{}"
+        unwrap_name = name
+        if tools and is_wrapped(converted):
+            first = next((n for r, n in self._wrapped if r == raw), None)
+            if first is None:
+                self._wrapped.append([raw, name])
+            else:
+                unwrap_name = first
+        final_name: Any = name.strip()
+        if not final_name and raw.strip():
+            final_name, args = _name_and_args_from_json(raw)
+        else:
+            args = unwrap_arguments(converted, unwrap_name, tools)
+        if not isinstance(final_name, str) or not final_name:
+            return None
+        return final_name, fix_arg_types(args, final_name, tools)
+
+    # ToolParser ------------------------------------------------------------------------
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta(tool_calls=[])
+        buf = self._pending + text
+        while True:
+            pos, marker = find_first(buf, self._kinds)
+            if marker is None:
+                break
+            self._text(buf[:pos], out)
+            self._marker(marker, out)
+            buf = buf[pos + len(marker):]
+        keep = partial_suffix(buf, self._kinds)
+        self._text(buf[: len(buf) - keep], out)
+        self._pending = buf[len(buf) - keep:]
+        return out
+
+    def finish(self) -> Delta:
+        out = Delta(tool_calls=[])
+        text, self._pending = self._pending, ""
+        self._text(text, out)
+        if self._state in (NAME, ARGS):
+            self._end_call(out)
+            self._state = BETWEEN
+        if self._blank:
+            out.content += self._blank
+        self._blank = ""
+        return out
+
+    def snapshot(self) -> Any:
+        return [self._state, self._pending, self._blank, self._name, self._args, self._index,
+                self._wrapped]
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, list) or len(snap) != 7:
+            raise ValueError("bad DSML tool parser state")
+        state, pending, blank, name, args, index, wrapped = snap
+        if (
+            state not in _STATES
+            or not all(isinstance(s, str) for s in (pending, name, args))
+            or not (blank is None or isinstance(blank, str))
+            or not isinstance(index, int)
+            or index < 0
+            or not isinstance(wrapped, list)
+            or not all(
+                isinstance(w, list) and len(w) == 2 and all(isinstance(s, str) for s in w)
+                for w in wrapped
+            )
+        ):
+            raise ValueError("bad DSML tool parser state")
+        self._state, self._pending, self._blank = state, pending, blank
+        self._name, self._args, self._index = name, args, index
+        self._wrapped = [list(w) for w in wrapped]
+
+
+def _register(name: str, *aliases: str) -> None:
+    cls = type(
+        f"{name.title().replace('_', '')}ToolParser",
+        (DsmlToolParser,),
+        {"name": name, "dialect": DIALECTS[name], "__doc__": DsmlToolParser.__doc__},
+    )
+    tool_parser(name, *aliases, family="deepseek_dsml")(cls)
+
+
+# Aliases: SGLang / SMG / Dynamo spellings of the same formats (anchors.md §4).
+_register("deepseek_v32", "deepseekv32", "deepseek32", "deepseek_v3_2")
+_register("deepseek_v4", "deepseekv4", "deepseek-v4")
+_register("deepseek_v41")

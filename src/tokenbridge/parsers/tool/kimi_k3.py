@@ -1,0 +1,185 @@
+"""Kimi K3 tool calls: XTML channels built from ``<|open|>``, ``<|close|>`` and ``<|sep|>``.
+
+    Hi<|close|>response<|sep|><|open|>tools<|sep|>
+    <|open|>call tool="get_weather" index="1"<|sep|>
+    <|open|>argument key="city" type="string"<|sep|>東京<|close|>argument<|sep|>
+    <|open|>argument key="days" type="integer"<|sep|>3<|close|>argument<|sep|>
+    <|close|>call<|sep|><|close|>tools<|sep|>
+
+vLLM 0.33 reads the whole output with regexes. The calls are the ``call`` blocks between the
+first ``tools`` open and the next ``tools`` close (or the end); a ``string`` argument is its
+raw text, any other type is JSON when it parses, and attribute values are unescaped
+(``&quot;``, ``&amp;``). A call block without a ``tool`` name is dropped. The content is the
+body of the first complete ``response`` block anywhere in the output; without one it is the
+text before the tools channel, from a ``response`` open on (if any), with ``response`` and
+``message`` close markers removed. A ``response`` block can come last, so content is held
+until one completes or the output ends; each call is emitted when its block closes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+
+_O, _C, _S = re.escape("<|open|>"), re.escape("<|close|>"), re.escape("<|sep|>")
+
+
+def _tag(opener: str, name: str) -> re.Pattern[str]:
+    """A channel marker; whitespace inside it is tolerated as in vLLM."""
+    return re.compile(rf"{opener}\s*{name}\s*{_S}")
+
+
+TOOLS_OPEN, TOOLS_CLOSE = _tag(_O, "tools"), _tag(_C, "tools")
+RESPONSE_OPEN, RESPONSE_CLOSE = _tag(_O, "response"), _tag(_C, "response")
+MESSAGE_CLOSE = _tag(_C, "message")
+RESPONSE = re.compile(rf"{_O}\s*response\s*{_S}(?P<c>.*?){_C}\s*response\s*{_S}", re.DOTALL)
+# An element: its attributes run to the first separator, its body to its first close.
+CALL = re.compile(
+    rf"{_O}\s*call\s+(?P<attrs>(?:(?!{_S}).)*?){_S}(?P<body>.*?){_C}\s*call\s*{_S}", re.DOTALL
+)
+ARGUMENT = re.compile(
+    rf"{_O}\s*argument\s+(?P<attrs>(?:(?!{_S}).)*?){_S}(?P<val>.*?){_C}\s*argument\s*{_S}",
+    re.DOTALL,
+)
+ATTR = re.compile(r'(?P<k>\w+)="(?P<v>[^"]*)"')
+
+
+def attributes(text: str) -> dict[str, str]:
+    return {
+        m["k"]: m["v"].replace("&quot;", '"').replace("&amp;", "&") for m in ATTR.finditer(text)
+    }
+
+
+def decode_call(attrs: str, body: str) -> tuple[str, str] | None:
+    """``(name, arguments)`` of one call block, or None when it names no tool."""
+    name = attributes(attrs).get("tool", "")
+    args: dict[str, Any] = {}
+    for m in ARGUMENT.finditer(body):
+        a = attributes(m["attrs"])
+        key, raw = a.get("key", ""), m["val"]
+        if a.get("type", "string") == "string":
+            args[key] = raw
+            continue
+        try:
+            args[key] = json.loads(raw)
+        except ValueError:
+            args[key] = raw
+    return (name, json.dumps(args, ensure_ascii=False)) if name else None
+
+
+def fallback_content(before: str) -> str:
+    """Content without a complete response block: the text before the tools channel,
+    unwrapped from a response open, without close markers."""
+    m_open = RESPONSE_OPEN.search(before)
+    if m_open is not None:
+        m_close = RESPONSE_CLOSE.search(before, m_open.end())
+        before = before[m_open.end(): m_close.start() if m_close else len(before)]
+    else:
+        before = RESPONSE_CLOSE.sub("", before)
+    return MESSAGE_CLOSE.sub("", before)
+
+
+class KimiK3ToolParser(ToolParser):
+    """Holds the output until its content is decided; emits each call block when it closes.
+
+    ``engine_based``: vLLM's ``KimiK3Parser`` runs this parser under ``tool_choice="none"``
+    too (content unwrapped, calls dropped), as it does for engine-based families. Named and
+    required choices fall back to it (``supports_required_and_named`` is False in vLLM).
+    """
+
+    supports_required_and_named: ClassVar[bool] = False
+    engine_based: ClassVar[bool] = True
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        # While the content is undecided ``_buf`` is the whole output; after that, only the
+        # unread rest of the tools channel (``_in_section``), or nothing once it closed.
+        self._buf = ""
+        self._content_done = False
+        self._in_section = False
+        self._section_closed = False
+        self._matched = 0  # call blocks read so far (named or not)
+        self._index = 0  # calls emitted
+
+    def _section(self) -> tuple[str, bool] | None:
+        """The tools channel text seen so far, and whether it is closed."""
+        if self._in_section:
+            start = 0
+        else:
+            m = TOOLS_OPEN.search(self._buf)
+            if m is None:
+                return None
+            start = m.end()
+        close = TOOLS_CLOSE.search(self._buf, start)
+        return self._buf[start: close.start() if close else len(self._buf)], close is not None
+
+    def _read_calls(self, out: Delta) -> None:
+        found = self._section()
+        if found is None:
+            return
+        section, closed = found
+        end = 0
+        for n, m in enumerate(CALL.finditer(section)):
+            end = m.end()
+            if n < self._matched:
+                continue
+            self._matched = n + 1
+            call = decode_call(m["attrs"], m["body"])
+            if call is not None:
+                out.tool_calls.append(ToolCallDelta(index=self._index, name=call[0], arguments=call[1]))
+                self._index += 1
+        if self._content_done:
+            # Only what later call blocks can still use is kept (the scan resumes at ``end``).
+            self._in_section, self._section_closed = not closed, closed
+            self._buf = "" if closed else section[end:]
+            self._matched = 0
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta(tool_calls=[])
+        if self._section_closed or not text:
+            return out
+        self._buf += text
+        if ">" not in text:  # every marker ends with "<|sep|>": nothing new can complete
+            return out
+        if not self._content_done:
+            m = RESPONSE.search(self._buf)
+            if m is not None:
+                out.content = m["c"]
+                self._content_done = True
+        self._read_calls(out)
+        return out
+
+    def finish(self) -> Delta:
+        out = Delta(tool_calls=[])
+        if not self._content_done:
+            m = TOOLS_OPEN.search(self._buf)
+            out.content = fallback_content(self._buf[: m.start()] if m else self._buf)
+            self._content_done = True
+        if not self._section_closed:
+            self._read_calls(out)
+        self._buf, self._section_closed = "", True
+        return out
+
+    def snapshot(self) -> Any:
+        return [self._buf, self._content_done, self._in_section, self._section_closed,
+                self._matched, self._index]
+
+    def restore(self, snap: Any) -> None:
+        if (
+            not isinstance(snap, list)
+            or len(snap) != 6
+            or not isinstance(snap[0], str)
+            or not all(isinstance(f, bool) for f in snap[1:4])
+            or not all(isinstance(n, int) and n >= 0 for n in snap[4:])
+        ):
+            raise ValueError("bad kimi_k3 tool parser state")
+        self._buf, self._content_done, self._in_section, self._section_closed = snap[:4]
+        self._matched, self._index = snap[4], snap[5]
+
+
+tool_parser("kimi_k3", family="kimi_k3")(KimiK3ToolParser)
+KimiK3ToolParser.name = "kimi_k3"

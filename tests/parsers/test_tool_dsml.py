@@ -1,0 +1,203 @@
+"""DeepSeek V3.2 / V4 / V4.1 DSML tool calls: one-shot results and chunking invariance.
+
+Expected values follow vLLM 0.33's non-streaming engine parsers (deepseek_v32, deepseek_v4,
+deepseek_v41) for the same text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenbridge.model.tokenizer import HFTokenizer
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import Delta, ParseContext
+
+FOLDER = Path("/work/shared/models/deepseek-v3")
+VOCAB = HFTokenizer(FOLDER, json.loads((FOLDER / "tokenizer_config.json").read_text()))
+EOS = "<｜end▁of▁sentence｜>"
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}}},
+    {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {
+        "q": {"type": "string"}, "n": {"type": ["integer", "null"]}}}}},
+]
+
+# parser -> (tag prefix, wrapper open, wrapper close)
+DIALECTS = {
+    "deepseek_v32": ("｜DSML｜", "<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
+    "deepseek_v4": ("｜DSML｜", "<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"),
+    "deepseek_v41": ("｜DSML｜ ", "<｜DSML｜ calls>", "</｜DSML｜ calls>"),
+}
+
+
+def markup(parser: str, template: str) -> str:
+    """``template`` with ``{S}``/``{E}`` (wrapper), ``{I:name}``/``{/I}`` (invoke) and
+    ``{P:key:flag}``/``{/P}`` (parameter), ``{CUT}`` (an invoke cut before its name's end) spelled in ``parser``'s dialect."""
+    tag, start, end = DIALECTS[parser]
+    out = template.replace("{S}", start).replace("{E}", end).replace("{/I}", f"</{tag}invoke>")
+    out = out.replace("{/P}", f"</{tag}parameter>").replace("{CUT}", f'<{tag}invoke name="')
+    while "{I:" in out:
+        a = out.index("{I:")
+        b = out.index("}", a)
+        out = out[:a] + f'<{tag}invoke name="{out[a + 3:b]}">' + out[b + 1:]
+    while "{P:" in out:
+        a = out.index("{P:")
+        b = out.index("}", a)
+        key, flag = out[a + 3:b].split(":")
+        attrs = f' name="{key}"' + (f' string="{flag}"' if flag else "")
+        out = out[:a] + f"<{tag}parameter{attrs}>" + out[b + 1:]
+    return out
+
+
+def run(parser: str, pieces: list[str], **ctx_kw) -> tuple[str, list[tuple[str, str]]]:
+    """Feed the pieces with a snapshot/restore (through msgpack) between any two of them."""
+    ctx = ParseContext(tools=TOOLS, tool_choice="auto", vocab=VOCAB, reasoning_parser="deepseek_v4")
+    for k, v in ctx_kw.items():
+        setattr(ctx, k, v)
+    cls = registry.get_tool_parser(parser)
+    p = cls(ctx)
+    acc = Delta()
+    for piece in pieces:
+        d = p.feed(piece, [])
+        acc.content += d.content
+        acc.tool_calls += d.tool_calls
+        snap = msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot()))
+        p = cls(ctx)
+        p.restore(snap)
+    d = p.finish()
+    acc.content += d.content
+    acc.tool_calls += d.tool_calls
+    calls: dict[int, list[str]] = {}
+    for tc in acc.tool_calls:
+        entry = calls.setdefault(tc.index, ["", ""])
+        entry[0] += tc.name or ""
+        entry[1] += tc.arguments
+        assert tc.id is None
+    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+
+
+WEATHER = '{I:get_weather}\n{P:city:true}東京{/P}\n{P:days:false}3{/P}\n{/I}\n'
+# (template, content, calls), valid in every dialect.
+CASES = [
+    ("{S}\n" + WEATHER + "{E}", "", [("get_weather", '{"city": "東京", "days": 3}')]),
+    # parallel calls; text before is content, text after the block is dropped
+    ("Let me check.\n\n{S}\n" + WEATHER + '{I:search}\n{P:q:true}a "b"\n{/P}\n{/I}\n{E} tail',
+     "Let me check.\n\n",
+     [("get_weather", '{"city": "東京", "days": 3}'), ("search", '{"q": "a \\"b\\"\\n"}')]),
+    # a non-JSON value keeps its text; a string="true" value is coerced by the schema
+    ("{S}{I:get_weather}{P:city:false}{bad{/P}{P:days:true}7{/P}{/I}{E}", "",
+     [("get_weather", '{"city": "{bad", "days": 7}')]),
+    # missing string flag reads as JSON-or-text; emoji and CJK pass through unescaped
+    ('{S}{I:search}{P:q:}"🚀 café"{/P}{P:n:}null{/P}{/I}{E}', "",
+     [("search", '{"q": "🚀 café", "n": null}')]),
+    # no end markers at all: the call ends with the output
+    ("{S}{I:get_weather}{P:city:true}Paris{/P}", "", [("get_weather", '{"city": "Paris"}')]),
+    # cut mid-parameter (length): the unclosed parameter is dropped, the call is kept
+    ("{S}{I:get_weather}{P:city:true}Paris{/P}{P:days:false}1", "",
+     [("get_weather", '{"city": "Paris"}')]),
+    # cut inside the name: the name is all there is
+    ("ok{S}{CUT}get_wea", "ok", [("get_wea", "{}")]),
+    # the wrapper alone, cut: nothing, and no content from it
+    ("Hi {S}\n", "Hi ", []),
+    # whitespace-only content is dropped once a call starts
+    ("\n\n{S}" + WEATHER + "{E}", "", [("get_weather", '{"city": "東京", "days": 3}')]),
+    # an invoke without the wrapper is still a call
+    ("x{I:search}{P:q:true}y{/P}{/I}", "x", [("search", '{"q": "y"}')]),
+    # a name with spaces is stripped; an unknown name is kept
+    ('{S}{I: nope }{P:a:false}[1, 2]{/P}{/I}{E}', "", [("nope", '{"a": [1, 2]}')]),
+    # an empty name drops the call; later calls keep counting from 0
+    ("{S}{I:}{P:q:true}x{/P}{/I}{I:search}{/I}{E}", "", [("search", "{}")]),
+    # an empty name with a JSON body names the call from it
+    ('{S}{I:}{"name": "search", "arguments": {"q": "z"}}{/I}{E}', "", [("search", "{}")]),
+    # wrapped arguments are unwrapped when the tool has no such parameter
+    ('{S}{I:get_weather}{P:arguments:false}{"city": "Rome"}{/P}{/I}{E}', "",
+     [("get_weather", '{"city": "Rome"}')]),
+    # unconfigured special tokens are dropped everywhere
+    (f"a{EOS}b{{S}}{{I:search}}{{P:q:true}}x{EOS}y{{/P}}{{/I}}{{E}}", "ab", [("search", '{"q": "xy"}')]),
+    ("No tools here.", "No tools here.", []),
+    ("   ", "   ", []),
+]
+
+
+@pytest.mark.parametrize("parser", list(DIALECTS))
+@pytest.mark.parametrize("template,content,calls", CASES)
+def test_one_shot(parser, template, content, calls):
+    assert run(parser, [markup(parser, template)]) == (content, calls)
+
+
+def test_other_dialects_markup_is_content():
+    v4_text = markup("deepseek_v4", "{S}" + WEATHER + "{E}")
+    assert run("deepseek_v41", [v4_text]) == (v4_text, [])
+    v41_text = markup("deepseek_v41", "{S}" + WEATHER + "{E}")
+    assert run("deepseek_v32", [v41_text]) == (v41_text, [])
+
+
+def test_v4_wrapper_spellings():
+    for start in ("<｜DSML｜toolcalls>", "<｜DSML｜tool>"):
+        text = "a" + start + markup("deepseek_v4", WEATHER)
+        assert run("deepseek_v4", [text]) == ("a", [("get_weather", '{"city": "東京", "days": 3}')])
+    text = markup("deepseek_v32", "a<｜DSML｜tool_calls>{I:search}{/I}")
+    assert run("deepseek_v32", [text]) == ("a<｜DSML｜tool_calls>", [("search", "{}")])
+
+
+def test_think_markup_needs_a_reasoning_parser():
+    text = markup("deepseek_v4", "a</think>b<think>hidden{S}{I:search}{/I}{E}")
+    assert run("deepseek_v4", [text]) == ("ab", [("search", "{}")])
+    assert run("deepseek_v4", [text], reasoning_parser=None) == ("a</think>b<think>hidden", [("search", "{}")])
+    # V3.2 has no reasoning markup at all
+    assert run("deepseek_v32", ["a</think>b"]) == ("a</think>b", [])
+
+
+def test_none_choice_keeps_whitespace_content():
+    text = markup("deepseek_v4", "\n{S}" + WEATHER + "{E}")
+    content, _ = run("deepseek_v4", [text], tool_choice="none")
+    assert content == "\n"
+
+
+def test_registered_names_and_flags():
+    for parser, aliases in {
+        "deepseek_v32": ("deepseekv32", "deepseek32", "deepseek_v3_2"),
+        "deepseek_v4": ("deepseekv4", "deepseek-v4"),
+        "deepseek_v41": (),
+    }.items():
+        cls = registry.get_tool_parser(parser)
+        assert cls.name == parser and cls.engine_based and not cls.supports_required_and_named
+        assert all(registry.get_tool_parser(a) is cls for a in aliases)
+
+
+def test_bad_snapshot_is_rejected():
+    p = registry.get_tool_parser("deepseek_v4")(ParseContext(tools=TOOLS, vocab=VOCAB))
+    with pytest.raises(ValueError):
+        p.restore(["nowhere", "", "", "", "", 0, []])
+
+
+EXTRA = [  # one-shot outputs of texts whose expectations depend on the dialect
+    ("deepseek_v4", markup("deepseek_v4", "r</think>\n\n{S}" + WEATHER + "{E}")),
+    ("deepseek_v4", markup("deepseek_v4", "<think>x{S}{I:search}{P:q:true}q{/P}")),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=st.sampled_from([(p, markup(p, t)) for p in DIALECTS for t, _, _ in CASES] + EXTRA),
+    cuts=st.lists(st.integers(0, 400), max_size=12),
+    think_markup=st.booleans(),
+)
+def test_any_chunking_accumulates_to_one_shot(case, cuts, think_markup):
+    parser, text = case
+    kw = {} if think_markup else {"reasoning_parser": None}
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    assert run(parser, pieces, **kw) == run(parser, [text], **kw)
+
+
+def test_char_by_char_equals_one_shot():
+    for parser in DIALECTS:
+        text = markup(parser, "Hi{S}" + WEATHER + '{I:search}{P:q:true}東京{/P}{/I}{E}')
+        assert run(parser, list(text)) == run(parser, [text])

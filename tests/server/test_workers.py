@@ -1,0 +1,160 @@
+"""``--workers``: shared-port serving, shutdown without orphans, and long prompts off the loop.
+
+These start real servers on loopback. They assert completion and ordering, never speed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import MODELS
+
+QWEN3 = MODELS / "qwen3"
+START_TIMEOUT_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _post(port: int, path: str, body: dict, timeout: float = 60) -> tuple[int, dict]:
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def _start(*extra: str) -> tuple[subprocess.Popen, int]:
+    port = _free_port()
+    cmd = [sys.executable, "-m", "tokenbridge.cli", "serve", str(QWEN3), "--host", "127.0.0.1",
+           "--port", str(port), *extra]
+    proc = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
+                if r.status == 200:
+                    return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    pytest.fail("server did not become ready")
+
+
+def _wait_gone(pids: list[int], timeout: float = 15) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = [p for p in pids if _alive(p)]
+        if not left:
+            return []
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_two_workers_serve_and_stop_with_the_parent(sig):
+    proc, port = _start("--workers", "2")
+    try:
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        body = {"model": str(QWEN3), "messages": [{"role": "user", "content": "hi"}]}
+        results = [None] * 8
+
+        def call(i: int) -> None:
+            results[i] = _post(port, "/v1/chat/completions/render", body)
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(len(results))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert all(r is not None and r[0] == 200 for r in results), results
+        assert len({tuple(r[1]["token_ids"]) for r in results}) == 1
+        proc.send_signal(sig)
+        assert proc.wait(15) == 0
+        assert _wait_gone(workers) == []
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_workers_exit_when_the_parent_is_killed():
+    proc, port = _start("--workers", "2")
+    workers = _children(proc.pid)
+    try:
+        assert len(workers) == 2
+        proc.kill()
+        proc.wait(10)
+        assert _wait_gone(workers) == []
+    finally:
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_long_prompt_does_not_stall_short_requests():
+    """A ~100k-token render runs on a thread; short renders sent after it finish before it."""
+    proc, port = _start("--workers", "1", "--max-model-len", "1000000")
+    try:
+        words = " ".join(f"word{i % 997} and more text." for i in range(30000))
+        long_body = {"model": str(QWEN3), "messages": [{"role": "user", "content": words}]}
+        short_body = {"model": str(QWEN3), "messages": [{"role": "user", "content": "hi"}]}
+        order: list[str] = []
+        started = threading.Event()
+
+        def long_call() -> None:
+            started.set()
+            status, _ = _post(port, "/v1/chat/completions/render", long_body)
+            order.append(f"long:{status}")
+
+        t = threading.Thread(target=long_call)
+        t.start()
+        started.wait()
+        time.sleep(0.05)
+        for _ in range(3):
+            status, _ = _post(port, "/v1/chat/completions/render", short_body)
+            order.append(f"short:{status}")
+        t.join(120)
+        assert order == ["short:200", "short:200", "short:200", "long:200"]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
