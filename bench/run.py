@@ -57,7 +57,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def tokenbridge_server(workers: int | None) -> Server:
+def tokenbridge_server(variant: str) -> Server:
+    """``variant``: ``w1`` (one worker), ``w2``, ``w0`` (the default count), ``+fast`` suffix for fastokens."""
+    workers = int(variant[1:].split("+")[0])
     port = free_port()
     exe = shutil.which("tokenbridge") or "tokenbridge"
     cmd = [exe, "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
@@ -65,7 +67,8 @@ def tokenbridge_server(workers: int | None) -> Server:
            "--max-model-len", MAX_MODEL_LEN]
     if workers:
         cmd += ["--workers", str(workers)]
-    return Server("tokenbridge", cmd, {}, port)
+    env = {"TOKENBRIDGE_FAST_ENCODER": "1"} if variant.endswith("+fast") else {}
+    return Server(f"tb-{variant}", cmd, env, port)
 
 
 def vllm_server() -> Server:
@@ -179,21 +182,23 @@ def fmt(x: float, digits: int = 1) -> str:
 
 
 def report(servers: list[Server], workloads: list[Workload], raw: dict[str, float], args) -> str:
-    tb = servers[0]
-    vllm = servers[1] if len(servers) > 1 else None
+    ours = [s for s in servers if s.name != "vllm"]
+    vllm = next((s for s in servers if s.name == "vllm"), None)
+    base = vllm or ours[0]
+    head = ["workload"]
+    for s in servers:
+        head += [f"{s.name} req/s", "p50 ms", "p99 ms"]
+    head += [f"{s.name}/{base.name}" for s in ours if s is not base]
+    head += ["raw op/s"] + [f"{s.name}/raw" for s in ours]
     rows = []
-    head = ["workload", "tb req/s", "tb p50 ms", "tb p99 ms"]
-    if vllm:
-        head += ["vLLM req/s", "vLLM p50 ms", "vLLM p99 ms", "tb/vLLM"]
-    head += ["raw op/s", "tb/raw"]
     for wl in workloads:
-        t = tb.results.get(wl.name, FAILED)
-        row = [wl.name, fmt(t["req_s"]), fmt(t["p50_us"] / 1e3, 2), fmt(t["p99_us"] / 1e3, 2)]
-        if vllm:
-            v = vllm.results.get(wl.name, FAILED)
-            row += [fmt(v["req_s"]), fmt(v["p50_us"] / 1e3, 2), fmt(v["p99_us"] / 1e3, 2),
-                    fmt(t["req_s"] / v["req_s"]) + "x"]
-        row += [fmt(raw[wl.name]), fmt(t["req_s"] / raw[wl.name], 2)]
+        row = [wl.name]
+        for s in servers:
+            r = s.results.get(wl.name, FAILED)
+            row += [fmt(r["req_s"]), fmt(r["p50_us"] / 1e3, 2), fmt(r["p99_us"] / 1e3, 2)]
+        b = base.results.get(wl.name, FAILED)["req_s"]
+        row += [fmt(s.results.get(wl.name, FAILED)["req_s"] / b) + "x" for s in ours if s is not base]
+        row += [fmt(raw[wl.name])] + [fmt(s.results.get(wl.name, FAILED)["req_s"] / raw[wl.name], 2) for s in ours]
         rows.append(row)
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
@@ -202,13 +207,14 @@ def report(servers: list[Server], workloads: list[Workload], raw: dict[str, floa
         out.append(f"{s.name}: ready in {s.startup_s:.2f} s, RSS {s.rss_ready_mb:.0f} MB after ready, "
                    f"{s.rss_after_mb:.0f} MB after load")
     if vllm:
-        out.append(f"ratios: start-up {vllm.startup_s / tb.startup_s:.1f}x faster, "
-                   f"RSS {vllm.rss_after_mb / tb.rss_after_mb:.1f}x smaller")
+        for s in ours:
+            out.append(f"{s.name} vs vLLM: start-up {vllm.startup_s / s.startup_s:.1f}x faster, "
+                       f"RSS {vllm.rss_after_mb / s.rss_after_mb:.1f}x smaller")
     out.append("")
     out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload, best of {args.repeat}; raw = `tokenizers` op on the same "
                "payload in one thread of this process (render: encode of the rendered prompt text; derender: decode)")
     for wl in workloads:
-        out.append(f"  {wl.name}: {wl.info}" + ("" if wl.name in tb.results else " (tokenbridge: failed)"))
+        out.append(f"  {wl.name}: {wl.info}")
     return "\n".join(out)
 
 
@@ -216,7 +222,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--oracle", dest="oracle", action="store_true", default=None, help="require vLLM side by side")
     ap.add_argument("--no-oracle", dest="oracle", action="store_false", help="skip vLLM even if installed")
-    ap.add_argument("--workers", type=int, default=1, help="tokenbridge --workers (0: its default)")
+    ap.add_argument("--variants", default="w1",
+                    help="comma list of tokenbridge set-ups: wN = --workers N (w0: default), +fast = fastokens")
+    ap.add_argument("--settle", type=float, default=None,
+                    help="seconds to wait after ready (default: 20 with a +fast variant, else 0)")
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--connections", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1, help="runs per workload and server; the best is kept")
@@ -233,7 +242,7 @@ def main() -> int:
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(MODEL / "tokenizer.json"))
-    servers = [tokenbridge_server(args.workers or None)]
+    servers = [tokenbridge_server(v) for v in args.variants.split(",")]
     if use_oracle:
         servers.append(vllm_server())
     tmp = Path(tempfile.mkdtemp(prefix="tokenbridge-bench-"))
@@ -243,6 +252,8 @@ def main() -> int:
         for server in servers:
             print(f"starting {server.name} ...", file=sys.stderr, flush=True)
             start(server)
+        settle = args.settle if args.settle is not None else 20 if "+fast" in args.variants else 0
+        time.sleep(settle)
         workloads = [w for w in build(tok, SERVED_NAME, lambda p, b: post(servers[0].port, p, b)) if args.only in w.name]
         for wl in workloads:  # servers take turns per workload, so drifting machine load hits both alike
             for server in servers:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from tokenbridge.config import ServeConfig
-from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens
+from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens, usage
 from tokenbridge.derender.logprobs import chat_logprobs, chat_top_limit
 from tokenbridge.derender.parsing import build_choice_parser, has_parser
 from tokenbridge.model.context import ModelContext
@@ -114,13 +114,7 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
         "choices": choices,
         "service_tier": None,
         "system_fingerprint": None,
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            "completion_tokens": completion_tokens,
-            "prompt_tokens_details": None,
-            "completion_tokens_details": None,
-        },
+        "usage": usage(prompt_tokens, completion_tokens),
         "prompt_logprobs": gen.prompt_logprobs,
         "prompt_token_ids": gen.prompt_token_ids if return_ids else None,
         "prompt_text": None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from tokenbridge.config import ServeConfig
-from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens
+from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens, usage
 from tokenbridge.derender.logprobs import completion_logprobs, completion_top_limit
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol.engine import DerenderCompletionRequest
@@ -84,13 +84,7 @@ def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderComp
         "choices": choices,
         "service_tier": None,
         "system_fingerprint": None,
-        "usage": {
-            "prompt_tokens": ptoks,
-            "total_tokens": ptoks + completion_tokens,
-            "completion_tokens": completion_tokens,
-            "prompt_tokens_details": None,
-            "completion_tokens_details": None,
-        },
+        "usage": usage(ptoks, completion_tokens),
         "kv_transfer_params": kv,
         "ec_transfer_params": None,
         "metrics": responses[0].metrics if n == 1 else None,

@@ -88,3 +88,13 @@ def skip_special_tokens(request: Any, preserve_special: bool) -> bool:
     if preserve_special:
         return False
     return request is None or request.skip_special_tokens is not False
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> dict:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "completion_tokens": completion_tokens,
+        "prompt_tokens_details": None,
+        "completion_tokens_details": None,
+    }

@@ -15,6 +15,14 @@ import msgspec
 # From this length on, encode through ``encode_batch_fast``: same ids, but it releases the GIL
 # (plain ``encode`` holds it), so a long prompt on a worker thread does not stall the event loop.
 GIL_FREE_ENCODE_CHARS = 16 * 1024
+# A fast encoder must reproduce tokenizers' ids on these (and the added tokens) to be used.
+FAST_ENCODER_SAMPLES = (
+    "Hello, world! It's 2024-05-01 and 3.14159 > 3.",
+    "  leading spaces\n\n\ttabs\r\nand  trailing   ",
+    "Ünïcödé façade, 日本語のテキスト, emoji 🙂👍🏽, العربية",
+    'def f(x):\n    return {"a": [1, 2, 3]}  # comment\n',
+    "I'm you're they've we'll he'd IT'S ...!!!",
+)
 
 
 def _token_content(tok: Any) -> str | None:
@@ -107,10 +115,44 @@ class HFTokenizer:
         self.piece_text = lru_cache(maxsize=65536)(self._piece_text)
         self._space_marker = _leading_space_marker(spec)
         self._encode_batch_fast = getattr(self._tok, "encode_batch_fast", None)
+        self._fast_encoder = None
+        self._fast_adds_specials = False
+
+    def load_fast_encoder(self, samples: tuple[str, ...] = FAST_ENCODER_SAMPLES) -> bool:
+        """Switch ``encode`` to ``fastokens`` (same ids, ~20-100x faster here) if it agrees.
+
+        Loading takes seconds, so callers run this on a background thread after start-up;
+        until it returns, ``encode`` uses ``tokenizers``. Any disagreement on ``samples`` (and
+        the added tokens) keeps ``tokenizers``. With special tokens added, the fast encoder is
+        used only if it matches there too.
+        """
+        try:
+            import fastokens
+
+            fast = fastokens.Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        except Exception:
+            return False
+        texts = [*samples, " ".join(self.added_vocab), "".join(self.added_vocab)]
+
+        def agrees(add_special_tokens: bool) -> bool:
+            return all(
+                list(fast.encode(t, add_special_tokens=add_special_tokens).ids)
+                == self._tok.encode(t, add_special_tokens=add_special_tokens).ids
+                for t in texts
+            )
+
+        if not agrees(False):
+            return False
+        self._fast_adds_specials = agrees(True)
+        self._fast_encoder = fast
+        return True
 
     # encode / vocab -------------------------------------------------------------------------
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        fast = self._fast_encoder
+        if fast is not None and (not add_special_tokens or self._fast_adds_specials):
+            return fast.encode(text, add_special_tokens=add_special_tokens).ids
         if len(text) >= GIL_FREE_ENCODE_CHARS and self._encode_batch_fast is not None:
             return self._encode_batch_fast([text], add_special_tokens=add_special_tokens)[0].ids
         return self._tok.encode(text, add_special_tokens=add_special_tokens).ids

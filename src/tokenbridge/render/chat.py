@@ -112,6 +112,38 @@ def render_prompt(
     )
 
 
+def render_prompt_ids(
+    model: ModelContext, messages: list[dict], tools: list[dict] | None, kwargs: dict
+) -> list[int]:
+    """Messages -> prompt ids for tokenizers that render chats themselves (mistral mode)."""
+    if not messages:
+        raise bad_request(
+            "Cannot apply chat template to an empty conversation. At least one message is required."
+        )
+    try:
+        return model.tokenizer.render_chat(
+            messages, tools, kwargs["add_generation_prompt"], kwargs["continue_final_message"]
+        )
+    except ValueError as e:
+        raise bad_request(str(e)) from e
+
+
+def check_mistral_request(req: ChatCompletionRequest) -> None:
+    """vLLM's mistral-mode request checks; long tool-call ids are cut to their last 9 characters."""
+    from tokenbridge.model.mistral import reasoning_efforts, shorten_tool_call_ids
+
+    if req.chat_template is not None or req.chat_template_kwargs is not None:
+        raise bad_request("chat_template is not supported for Mistral tokenizers.", "chat_template")
+    effort = getattr(req, "reasoning_effort", None)
+    if effort and effort not in reasoning_efforts():
+        raise bad_request(
+            f"reasoning_effort={effort} is not supported by Mistral models. "
+            f"Supported values are: {reasoning_efforts()}.",
+            "reasoning_effort",
+        )
+    shorten_tool_call_ids(req.messages)
+
+
 def check_token_budget(max_output: int | None, max_output_param: str, truncate: int | None, max_model_len: int) -> None:
     """vLLM's ``TokenizeParams`` checks, made before the prompt is rendered."""
     if max_output is not None and max_output > max_model_len:
@@ -152,18 +184,20 @@ def encode_prompt(model: ModelContext, text: str, add_special: bool, truncate: i
     return model.tokenizer.encode_keep_last(text, keep, add_special_tokens=add_special)
 
 
-def fit_prompt(ids: list[int], truncate: int | None, max_model_len: int) -> list[int]:
+def fit_prompt(
+    ids: list[int], truncate: int | None, max_model_len: int, exact_count: bool = False
+) -> list[int]:
     """Truncate from the left as asked (``-1``: keep room for one output token), then check length.
 
     vLLM's tokenizer stops at ``max_model_len + 1`` tokens, so an over-long prompt is reported
-    as containing "at least" that many.
+    as containing "at least" that many; ids rendered whole (``exact_count``) report their count.
     """
     if truncate is not None:
         keep = max_model_len - 1 if truncate < 0 else truncate
         if keep < len(ids):
             ids = ids[len(ids) - keep :] if keep else []
     if len(ids) > max_model_len:
-        n = min(len(ids), max_model_len + 1)
+        n = len(ids) if exact_count else min(len(ids), max_model_len + 1)
         at_least = "at least " if n == max_model_len + 1 else ""
         raise bad_request(
             f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
@@ -259,6 +293,9 @@ def render_chat(
     model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, request_id: str | None
 ) -> dict:
     conv.check_tool_call_arguments(req.messages)
+    renders_ids = hasattr(model.tokenizer, "render_chat")
+    if renders_ids:
+        check_mistral_request(req)
     common_checks(req)
     if req.add_generation_prompt and req.continue_final_message:
         raise bad_request("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
@@ -274,10 +311,13 @@ def render_chat(
     tool_choice = validate_tools(req, cfg, bool(tool_parser) or model.tokenizer.kind == "mistral")
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     tools = req.tools if tool_choice != "none" or req.tools else None
-    text = render_prompt(model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents)
-    check_prompt_chars(text, model, req.truncate_prompt_tokens)
-    ids = encode_prompt(model, text, bool(req.add_special_tokens), req.truncate_prompt_tokens)
-    ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len)
+    if renders_ids:
+        ids = render_prompt_ids(model, req.messages, tools, kwargs)
+    else:
+        text = render_prompt(model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents)
+        check_prompt_chars(text, model, req.truncate_prompt_tokens)
+        ids = encode_prompt(model, text, bool(req.add_special_tokens), req.truncate_prompt_tokens)
+    ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
     max_tokens = resolve_max_tokens(
         requested, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
     )

@@ -15,7 +15,7 @@ from tokenbridge.protocol.openai import (
     DetokenizeRequest,
     TokenizeRequest,
 )
-from tokenbridge.render.chat import render_chat, render_prompt, template_kwargs
+from tokenbridge.render.chat import render_chat, render_prompt, render_prompt_ids, template_kwargs
 from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 
@@ -48,6 +48,9 @@ def tokenize(r):
         if req.add_generation_prompt and req.continue_final_message:
             raise ApiError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
         kwargs = template_kwargs(req, r.cfg, req.add_generation_prompt, req.continue_final_message)
+        if hasattr(tok, "render_chat"):
+            ids = render_prompt_ids(r.model, req.messages, req.tools, kwargs)
+            return tokenize_response(r, req, ids)
         text = render_prompt(r.model, r.cfg, req.messages, req.tools, kwargs, req.chat_template)
         add_special = bool(req.add_special_tokens)
     elif req.prompt is not None:
@@ -56,6 +59,11 @@ def tokenize(r):
     else:
         raise validation_error("body.prompt", "missing", "Field required")
     ids = tok.encode(text, add_special_tokens=add_special)  # /tokenize has no length limit
+    return tokenize_response(r, req, ids)
+
+
+def tokenize_response(r, req, ids: list[int]) -> dict:
+    tok = r.model.tokenizer
     return {
         "count": len(ids),
         "max_model_len": r.model.max_model_len,

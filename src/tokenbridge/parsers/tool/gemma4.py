@@ -1,0 +1,239 @@
+"""Gemma 4: ``<|tool_call>call:name{key:<|"|>text<|"|>,n:42}<tool_call|>``.
+
+vLLM 0.33 parses this with its declarative engine; this module replays the engine's one-shot
+pass over the post-reasoning content (held until ``finish()``, since the content is stripped
+and cut depending on later calls):
+
+* ``<|tool_call>`` opens a call; ``call:`` (or a bare ``:``) starts the name, ``{`` or ``(``
+  the arguments, ``<tool_call|>`` (or the end of the text) closes it. Text before the name
+  prefix is dropped; a stray ``<tool_call|>`` outside a call vanishes.
+* ``<|channel>…<channel|>`` is reasoning and vanishes, unless no reasoning parser is
+  configured (then it is plain text). The tokenizer's other special tokens vanish.
+* arguments are Gemma's unquoted ``key:value`` syntax, strings between ``<|"|>``; bare
+  values stay strings unless the tool schema coerces them. Any non-empty name is accepted.
+* with calls, content is the text before the first ``<|tool_call>``, ``strip()``-ed; text
+  after it is dropped. ``tool_choice="none"`` keeps every text outside calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import ClassVar
+
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.tool._schema import fix_arg_types
+from tokenbridge.parsers.tool.granite import special_token_texts
+from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily
+
+CHANNEL_START = "<|channel>"
+CHANNEL_END = "<channel|>"
+CALL_START = "<|tool_call>"
+CALL_END = "<tool_call|>"
+QUOTE = '<|"|>'
+_MARKERS = (CHANNEL_START, CHANNEL_END, CALL_START, CALL_END)
+_NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"]*)"')
+
+
+def _bracketed_end(s: str, i: int, open_ch: str, close_ch: str) -> tuple[int, bool]:
+    """Index after the bracket group opened at ``s[i]`` (quoted text skipped) and if it closed."""
+    depth, n = 1, len(s)
+    i += 1
+    while i < n and depth > 0:
+        if s.startswith(QUOTE, i):
+            j = s.find(QUOTE, i + len(QUOTE))
+            i = n if j == -1 else j + len(QUOTE)
+            continue
+        if s[i] == open_ch:
+            depth += 1
+        elif s[i] == close_ch:
+            depth -= 1
+        i += 1
+    return i, depth == 0
+
+
+def _value(s: str, i: int, stops: str, partial: bool) -> tuple[object, int, bool]:
+    """One value at ``s[i]``: ``(value, next index, keep going)``; bare values stay text."""
+    n = len(s)
+    if s.startswith(QUOTE, i):
+        start = i + len(QUOTE)
+        end = s.find(QUOTE, start)
+        if end == -1:
+            return s[start:], n, False
+        return s[start:end], end + len(QUOTE), True
+    if s[i] in "{[":
+        close = "}" if s[i] == "{" else "]"
+        end, closed = _bracketed_end(s, i, s[i], close)
+        inner = s[i + 1 : end - 1] if closed else s[i + 1 : end]
+        parse = parse_fields if s[i] == "{" else parse_items
+        return parse(inner, partial=not closed), end, True
+    start = i
+    while i < n and s[i] not in stops:
+        i += 1
+    if (partial and i >= n) or i == start:
+        return None, i, False
+    raw = s[start:i].strip()
+    if partial and raw.endswith("."):
+        return None, i, False
+    return raw, i, True
+
+
+def parse_fields(s: str, partial: bool = False) -> dict:
+    """Gemma's ``key:value,…`` object body as a dict (``partial``: an unclosed nested one)."""
+    out: dict = {}
+    i, n = 0, len(s)
+    while i < n:
+        while i < n and s[i] in " ,\n\t":
+            i += 1
+        if i >= n:
+            break
+        colon = s.find(":", i)
+        if colon == -1:
+            break
+        key = s[i:colon].strip()
+        if len(key) >= 2 * len(QUOTE) and key.startswith(QUOTE) and key.endswith(QUOTE):
+            key = key[len(QUOTE) : -len(QUOTE)]
+        i = colon + 1
+        while i < n and s[i] in " \n\t":
+            i += 1
+        if i >= n:
+            if not partial:
+                out[key] = ""
+            break
+        value, i, more = _value(s, i, ",}]", partial)
+        if value is None and not more:
+            break
+        out[key] = value
+        if not more:
+            break
+    return out
+
+
+def parse_items(s: str, partial: bool = False) -> list:
+    """Gemma's ``[v,…]`` array body as a list."""
+    out: list = []
+    i, n = 0, len(s)
+    while i < n:
+        while i < n and s[i] in " ,\n\t":
+            i += 1
+        if i >= n:
+            break
+        value, i, more = _value(s, i, ",]", partial)
+        if value is None and not more:
+            break
+        out.append(value)
+        if not more:
+            break
+    return out
+
+
+def arguments_json(raw: str) -> str:
+    """The call body (closer included) as vLLM's JSON arguments, before schema coercion."""
+    text = raw.strip()
+    if text.endswith("}") or (text.endswith(")") and text.count("(") < text.count(")")):
+        text = text[:-1]
+    return json.dumps(parse_fields(text), ensure_ascii=False)
+
+
+def _name_and_args_from_json(body: str) -> tuple[str, str]:
+    try:
+        obj = json.loads(body.strip())
+    except json.JSONDecodeError:
+        return "", body.strip()
+    if not isinstance(obj, dict):
+        return "", body.strip()
+    name = obj.get("name", "")
+    for key in ("arguments", "parameters"):
+        if key in obj:
+            v = obj[key]
+            return name, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    return name, json.dumps({k: v for k, v in obj.items() if k != "name"}, ensure_ascii=False)
+
+
+def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
+    reasoning_markup = ctx.reasoning_parser is not None
+    markers = _MARKERS if reasoning_markup else (CALL_START, CALL_END)
+    drops = [t for t in special_token_texts(ctx, (*_MARKERS, QUOTE)) if t not in markers]
+    literals = sorted({*markers, *drops}, key=len, reverse=True)
+    suppress = ctx.tool_choice == "none" and bool(ctx.tools)
+
+    before: list[str] = []
+    after: list[str] = []
+    calls: list[list[str]] = []  # [name, args]
+    state = "content"
+    i, n = 0, len(text)
+    while i < n:
+        hit = next((lit for lit in literals if text.startswith(lit, i)), None)
+        if hit is not None and hit in drops:
+            i += len(hit)
+            continue
+        if state == "content" or state == "reasoning":
+            if hit == CALL_START:
+                state = "preamble"
+                if not suppress:
+                    calls.append(["", ""])
+            elif hit == CHANNEL_START:
+                state = "reasoning"
+            elif hit == CHANNEL_END:
+                state = "content"
+            elif hit is None and state == "content":
+                (after if calls else before).append(text[i])
+            elif hit == CALL_END and state == "reasoning":
+                pass
+            i += len(hit) if hit else 1
+            continue
+        if hit == CALL_END:
+            state = "content"
+            i += len(hit)
+            continue
+        if state == "preamble":
+            if text.startswith("call:", i):
+                state, i = "name", i + len("call:")
+                continue
+            if text[i] == ":":
+                state = "name"
+            i += len(hit) if hit else 1
+            continue
+        piece = hit or text[i]
+        if state == "name" and piece in "{(":
+            state, i = "args", i + 1
+            continue
+        if calls:
+            calls[-1][0 if state == "name" else 1] += piece
+        i += len(piece)
+
+    found: list[tuple[str, str]] = []
+    announced = False
+    for name, args in calls:
+        announced = announced or bool(name) or bool(
+            not name and (m := _NAME_IN_JSON.search(args)) and m.group(1)
+        )
+        name = name.strip()
+        if not name and args.strip():
+            name, args_json = _name_and_args_from_json(args)
+        elif args.strip():
+            args_json = arguments_json(args)
+        else:
+            args_json = "{}"
+        if name:
+            found.append((name, fix_arg_types(args_json, name, ctx.tools)))
+    content = "".join(before)
+    if not announced:
+        content += "".join(after)
+    if found:
+        content = content.strip()
+    if ctx.tool_choice == "none":
+        return Extraction(content or None, [])
+    return Extraction(content or None, found)
+
+
+class Gemma4ToolParser(HeldCallsParser):
+    """vLLM's ``gemma4`` (engine) tool-call format."""
+
+    family = JsonFamily("gemma4", extract_gemma4)
+    supports_required_and_named: ClassVar[bool] = False
+    engine_based: ClassVar[bool] = True
+
+
+tool_parser("gemma4", "gemma-4", family="gemma4")(Gemma4ToolParser)

@@ -1,0 +1,132 @@
+"""Kimi K3 XTML tool calls: one-shot results and chunking invariance.
+
+Expected values follow vLLM 0.33's non-streaming ``kimi_k3`` tool parser for the same text.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import Delta, ParseContext
+
+O, C, S = "<|open|>", "<|close|>", "<|sep|>"
+TOOLS_OPEN, TOOLS_CLOSE = f"{O}tools{S}", f"{C}tools{S}"
+R_OPEN, R_CLOSE = f"{O}response{S}", f"{C}response{S}"
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+
+
+def arg(key: str, typ: str, value: str) -> str:
+    return f'{O}argument key="{key}" type="{typ}"{S}{value}{C}argument{S}'
+
+
+def call(tool: str, *args: str, index: int = 1) -> str:
+    return f'{O}call tool="{tool}" index="{index}"{S}' + "".join(args) + f"{C}call{S}"
+
+
+def run(pieces: list[str], **ctx_kw) -> tuple[str, list[tuple[str, str]]]:
+    """Feed the pieces with a snapshot/restore (through msgpack) between any two of them."""
+    ctx = ParseContext(tools=TOOLS, tool_choice="auto", **ctx_kw)
+    cls = registry.get_tool_parser("kimi_k3")
+    p = cls(ctx)
+    acc = Delta()
+    for piece in pieces:
+        d = p.feed(piece, [])
+        acc.content += d.content
+        acc.tool_calls += d.tool_calls
+        snap = msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot()))
+        p = cls(ctx)
+        p.restore(snap)
+    d = p.finish()
+    acc.content += d.content
+    acc.tool_calls += d.tool_calls
+    calls: dict[int, list[str]] = {}
+    for tc in acc.tool_calls:
+        entry = calls.setdefault(tc.index, ["", ""])
+        entry[0] += tc.name or ""
+        entry[1] += tc.arguments
+    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+
+
+WEATHER = call("get_weather", arg("city", "string", "東京"), arg("days", "integer", "3"))
+WEATHER_ARGS = '{"city": "東京", "days": 3}'
+CASES = [
+    # the response open is usually part of the prompt: content is what precedes its close
+    ("Hi" + R_CLOSE + TOOLS_OPEN + WEATHER + TOOLS_CLOSE, "Hi", [("get_weather", WEATHER_ARGS)]),
+    # parallel calls; string values are raw, other types JSON (else their raw text)
+    (R_CLOSE + TOOLS_OPEN + WEATHER + "\n"
+     + call("search", arg("q", "string", ' a "b"\n'), arg("o", "object", '{"k": [1, 2]}'), index=2)
+     + call("search", arg("n", "integer", "{bad"), arg("b", "boolean", "true"), index=3) + TOOLS_CLOSE,
+     "", [("get_weather", WEATHER_ARGS), ("search", '{"q": " a \\"b\\"\\n", "o": {"k": [1, 2]}}'),
+          ("search", '{"n": "{bad", "b": true}')]),
+    # a complete response block is the content, wherever it is
+    (R_OPEN + "Hello 😀" + R_CLOSE + TOOLS_OPEN + WEATHER, "Hello 😀", [("get_weather", WEATHER_ARGS)]),
+    ("early" + R_CLOSE + R_OPEN + "late" + R_CLOSE, "late", []),
+    ("Hi" + TOOLS_OPEN + WEATHER + TOOLS_CLOSE + R_OPEN + "after" + R_CLOSE, "after",
+     [("get_weather", WEATHER_ARGS)]),
+    # an unclosed response open: the text after it, up to the tools channel
+    ("pre" + R_OPEN + "body" + f"{C}message{S}", "body", []),
+    ("Hi" + f"{C}message{S}", "Hi", []),
+    # calls outside the tools channel are not calls; text after the channel is not content
+    (WEATHER + "Hi", WEATHER + "Hi", []),
+    ("Hi" + TOOLS_OPEN + WEATHER + TOOLS_CLOSE + WEATHER + "tail", "Hi", [("get_weather", WEATHER_ARGS)]),
+    # a call block without its close (length cut) is dropped; earlier calls stay
+    ("Hi" + TOOLS_OPEN + WEATHER + call("get_weather", arg("city", "string", "Rome"))[:-12], "Hi",
+     [("get_weather", WEATHER_ARGS)]),
+    ("Hi" + TOOLS_OPEN + f'{O}call tool="get_w', "Hi", []),
+    # a block without a tool name is dropped; attribute values are unescaped
+    (TOOLS_OPEN + call("") + call("a&amp;b", arg("&quot;k&quot;", "string", "v")), "",
+     [("a&b", '{"\\"k\\"": "v"}')]),
+    # an argument without a close ends nowhere: it is not an argument
+    (TOOLS_OPEN + call("get_weather", arg("days", "integer", "2")[:-13]), "", [("get_weather", "{}")]),
+    ("Plain answer.", "Plain answer.", []),
+    ("  ", "  ", []),
+]
+
+
+@pytest.mark.parametrize("text,content,calls", CASES)
+def test_one_shot(text, content, calls):
+    assert run([text]) == (content, calls)
+
+
+def test_calls_are_emitted_when_their_block_closes():
+    cls = registry.get_tool_parser("kimi_k3")
+    p = cls(ParseContext(tools=TOOLS, tool_choice="auto"))
+    d = p.feed("Hi" + R_CLOSE + TOOLS_OPEN + WEATHER, [])
+    assert d.content == "" and [(t.index, t.name) for t in d.tool_calls] == [(0, "get_weather")]
+    assert len(p.snapshot()[0]) > 0  # content undecided: the output is held
+    f = p.finish()
+    assert f.content == "Hi" and f.tool_calls == []
+
+
+def test_decided_content_frees_the_held_text():
+    cls = registry.get_tool_parser("kimi_k3")
+    p = cls(ParseContext(tools=TOOLS, tool_choice="auto"))
+    d = p.feed(R_OPEN + "Hello" + R_CLOSE + TOOLS_OPEN + WEATHER + TOOLS_CLOSE, [])
+    assert d.content == "Hello" and len(d.tool_calls) == 1
+    assert p.snapshot()[0] == ""
+    assert p.feed(TOOLS_OPEN + WEATHER, []) == Delta()
+
+
+def test_registered_name_and_flags():
+    cls = registry.get_tool_parser("kimi_k3")
+    assert cls.name == "kimi_k3" and cls.engine_based and not cls.supports_required_and_named
+    with pytest.raises(ValueError):
+        cls(ParseContext()).restore(["", "yes", False, False, 0, 0])
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=st.sampled_from(CASES), cuts=st.lists(st.integers(0, 600), max_size=12))
+def test_any_chunking_accumulates_to_one_shot(case, cuts):
+    text, content, calls = case
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    assert run([text[a:b] for a, b in zip(bounds, bounds[1:])]) == (content, calls)
+
+
+def test_char_by_char_equals_one_shot():
+    for text, content, calls in CASES:
+        assert run(list(text)) == (content, calls)
