@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
+import statistics
 import time
 from pathlib import Path
 
@@ -55,6 +57,8 @@ _MESSAGES = [{"role": "user", "content": "What's the weather like in Zürich rig
 
 def build_output(n_tokens: int) -> list[int]:
     """``<think>…</think>\\n\\n<tool_call>\\n{…}\\n</tool_call>`` + ``<|im_end|>``, n_tokens long."""
+    # The client must not keep tokenizer worker threads spinning beside the server.
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(TOKENIZER))
@@ -131,8 +135,11 @@ def run(port: int, output: list[int], label: str) -> dict:
             and got_calls == want_calls and finish == oneshot["choices"][0]["finish_reason"])
     first = sum(times[:WINDOW]) / WINDOW * 1000
     last_ = sum(times[-WINDOW:]) / WINDOW * 1000
+    med_first = statistics.median(times[:WINDOW]) * 1000
+    med_last = statistics.median(times[-WINDOW:]) * 1000
     print(f"{label}: {len(output)} calls in {total:.2f} s; mean call first {WINDOW} {first:.2f} ms, "
-          f"last {WINDOW} {last_:.2f} ms (x{last_ / first:.2f}); request first {sizes[0]} B, "
+          f"last {WINDOW} {last_:.2f} ms (x{last_ / first:.2f}); median {med_first:.2f} / {med_last:.2f} ms; "
+          f"request first {sizes[0]} B, "
           f"last {sizes[-1]} B, max {max(sizes)} B; stream == one-shot: {same} "
           f"({len(got_calls)} tool call(s), finish_reason {finish})")
     return {"total": total, "first_ms": first, "last_ms": last_, "first_bytes": sizes[0],

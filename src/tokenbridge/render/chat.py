@@ -13,6 +13,7 @@ from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.render import conversation as conv
 from tokenbridge.render import parser_adjust, sampling
+from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 
 def random_id() -> str:
     return secrets.token_hex(8)
@@ -223,6 +224,10 @@ def resolve_max_tokens(
     """vLLM's ``get_max_tokens``: the smallest of the room left, the request (or server default)."""
     if truncate is not None:
         prompt_len = min(prompt_len, max_model_len if truncate == -1 else truncate)
+    if prompt_len > max_model_len:
+        raise bad_request(
+            f"Input length ({prompt_len}) exceeds model's maximum context length ({max_model_len})."
+        )
     room = max_model_len - prompt_len
     if requested is None:
         requested = defaults.get("max_new_tokens")
@@ -294,30 +299,36 @@ def render_chat(
 ) -> dict:
     conv.check_tool_call_arguments(req.messages)
     renders_ids = hasattr(model.tokenizer, "render_chat")
+    # gpt-oss prompts are built with Harmony, skipping the template's token budget checks.
+    harmony = is_harmony_model(model.config)
     if renders_ids:
         check_mistral_request(req)
     common_checks(req)
     if req.add_generation_prompt and req.continue_final_message:
         raise bad_request("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
     requested = req.max_completion_tokens if req.max_completion_tokens is not None else req.max_tokens
-    check_token_budget(
-        requested,
-        "max_completion_tokens" if req.max_completion_tokens is not None else "max_tokens",
-        req.truncate_prompt_tokens,
-        model.max_model_len,
-    )
-    # vLLM builds a tool parser only with --enable-auto-tool-choice; Mistral tokenizers parse tools anyway.
+    if not harmony:
+        check_token_budget(
+            requested,
+            "max_completion_tokens" if req.max_completion_tokens is not None else "max_tokens",
+            req.truncate_prompt_tokens,
+            model.max_model_len,
+        )
+    # vLLM builds a tool parser only with --enable-auto-tool-choice; Mistral and Harmony parse tools anyway.
     tool_parser = cfg.tool_call_parser if cfg.enable_auto_tool_choice else None
-    tool_choice = validate_tools(req, cfg, bool(tool_parser) or model.tokenizer.kind == "mistral")
+    tool_choice = validate_tools(req, cfg, bool(tool_parser) or model.tokenizer.kind == "mistral" or harmony)
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     tools = req.tools if tool_choice != "none" or req.tools else None
-    if renders_ids:
+    if harmony:
+        ids = render_harmony_ids(req.messages, req.tools, req.reasoning_effort, model.tokenizer)
+    elif renders_ids:
         ids = render_prompt_ids(model, req.messages, tools, kwargs)
     else:
         text = render_prompt(model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents)
         check_prompt_chars(text, model, req.truncate_prompt_tokens)
         ids = encode_prompt(model, text, bool(req.add_special_tokens), req.truncate_prompt_tokens)
-    ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
+    if not harmony:
+        ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
     max_tokens = resolve_max_tokens(
         requested, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
     )
@@ -371,7 +382,7 @@ def render_chat(
             "parallel_tool_calls": req.parallel_tool_calls if req.parallel_tool_calls is not None else True,
             "include_reasoning": req.include_reasoning,
             # Harmony output is parsed without template kwargs.
-            "chat_template_kwargs": {} if model.config.get("model_type") == "gpt_oss" else kwargs,
+            "chat_template_kwargs": {} if harmony else kwargs,
             "history_tool_call_cnt": history_tool_call_count(req.messages),
         },
         "stream": bool(req.stream),

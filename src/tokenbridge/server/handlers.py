@@ -18,6 +18,7 @@ from tokenbridge.protocol.openai import (
 from tokenbridge.render.chat import render_chat, render_prompt, render_prompt_ids, template_kwargs
 from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
+from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 
 
 def chat_render(r):
@@ -47,6 +48,9 @@ def tokenize(r):
         check_tool_call_arguments(req.messages)
         if req.add_generation_prompt and req.continue_final_message:
             raise ApiError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+        if is_harmony_model(r.model.config):  # vLLM renders gpt-oss chats as on the chat route
+            ids = render_harmony_ids(req.messages, req.tools or None, None, tok)
+            return tokenize_response(r, req, ids)
         kwargs = template_kwargs(req, r.cfg, req.add_generation_prompt, req.continue_final_message)
         if hasattr(tok, "render_chat"):
             ids = render_prompt_ids(r.model, req.messages, req.tools, kwargs)

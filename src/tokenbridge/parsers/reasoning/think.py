@@ -19,6 +19,7 @@ thinking off (then the whole output is content, as vLLM's thinking-off paths do)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -616,6 +617,60 @@ class HYV3ReasoningParser(_Delegating):
 
 
 _HYV3Thinking = type("HYV3ThinkingParser", (MarkerPartitionParser,), {"fmt": HY_V3})
+
+
+_HYV4_STRUCTURAL = re.compile(r"<(?:think|tool_calls|tool_call|arg_key|arg_value)(:[^\s>]+)?>")
+
+
+def hy_v4_token_suffix(vocab: Any) -> str:
+    """The checkpoint's suffix of Hunyuan V4 structural tokens (``<think:6124c78e>``), or ``""``."""
+    get_vocab = getattr(vocab, "get_vocab", None)
+    if get_vocab is None:
+        return ""
+    for token in get_vocab():
+        m = _HYV4_STRUCTURAL.fullmatch(token)
+        if m:
+            return m.group(1) or ""
+    return ""
+
+
+def _hy_v4_thinking(kwargs: dict) -> bool:
+    """Hunyuan V4: thinking unless ``reasoning_effort`` is ``no_think`` (default ``high``)."""
+    return (kwargs.get("reasoning_effort") or "high") != "no_think"
+
+
+HY_V4 = MarkerFormat(thinking=_hy_v4_thinking, drop_end_in_content=False, drop_special_tokens=False)
+
+
+@reasoning_parser("hy_v4", family="hy_v4")
+class HYV4ReasoningParser(MarkerPartitionParser):
+    """Hunyuan V4: R1 rules over ``<think{suffix}>``/``</think{suffix}>``, the suffix read from
+    the vocabulary; ``reasoning_effort: no_think`` makes everything content."""
+
+    fmt = HY_V4
+    name = "hy_v4"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.fmt = self.format_for(ctx)
+        super().__init__(ctx)
+
+    @staticmethod
+    def format_for(ctx: ParseContext) -> MarkerFormat:
+        suffix = hy_v4_token_suffix(ctx.vocab)
+        return replace(HY_V4, start=(f"<think{suffix}>",), end=(f"</think{suffix}>",))
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        fmt = cls.format_for(ctx)
+        if not fmt.thinking(ctx.chat_template_kwargs or {}):
+            return True
+        start, end = _token_id(ctx.vocab, fmt.start[0]), _token_id(ctx.vocab, fmt.end[0])
+        for t in reversed(prompt_token_ids):
+            if t == start and start is not None:
+                return False
+            if t == end and end is not None:
+                return True
+        return False
 
 
 @reasoning_parser("minimax_m2_append_think", "minimax-append-think", family="minimax_m2")

@@ -1,6 +1,7 @@
 """Formats whose vLLM split depends on the whole output, so the output is held until the end.
 
-Granite's phrase markers, K2 Horizon's effort markers and Ernie-4.5's ``<response>`` window
+Granite's phrase markers, K2 Horizon's effort markers, Ernie-4.5's ``<response>`` window,
+Olmo 3's optional text markers and Hunyuan-A13B's ``<answer>`` block
 decide reasoning versus content only once the closing marker is seen (or not), so any text
 emitted early could be wrong. These parsers buffer and split once, in ``finish``: exact and
 chunking-invariant, at the price of a snapshot that grows with the output.
@@ -137,3 +138,69 @@ class Ernie45ReasoningParser(WholeTextParser):
         if i != -1 and j != -1 and i < j:
             content = content[i + len("<response>") : j]
         return reasoning, content or None
+
+
+@reasoning_parser("olmo3", family="olmo3")
+class Olmo3ReasoningParser(WholeTextParser):
+    """Olmo 3: an optional leading ``<think>``, reasoning up to the first ``</think>``; without
+    an end marker the whole output is content. Both markers are plain text, not tokens."""
+
+    name = "olmo3"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """``</think>`` as its pre-token pieces: ``</`` (or ``Ġ</``), ``think``, ``>``."""
+        vocab = ctx.vocab
+        first = {_token_id(vocab, t) for t in ("Ġ</", "</")} - {None}
+        rest = [_token_id(vocab, t) for t in ("think", ">")]
+        if not first or None in rest:
+            return False
+        ids = prompt_token_ids
+        return any(
+            ids[i] in first and ids[i + 1 : i + 3] == rest for i in range(len(ids) - 2)
+        )
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        body = text.removeprefix("<think>")
+        reasoning, found, content = body.partition("</think>")
+        if not found:
+            return None, text
+        return reasoning or None, content or None
+
+
+_HUNYUAN_THINK = "<think>\n"
+_HUNYUAN_ANSWER = "\n</think>\n<answer>\n"
+_HUNYUAN_ANSWER_END = "\n</answer>"
+_HUNYUAN_FULL = re.compile(
+    rf"(?:{_HUNYUAN_THINK}(.*?){_HUNYUAN_ANSWER})?(.*?){_HUNYUAN_ANSWER_END}", re.DOTALL
+)
+_HUNYUAN_HALF = re.compile(rf"{_HUNYUAN_THINK}(.*?){_HUNYUAN_ANSWER}(.*)", re.DOTALL)
+
+
+@reasoning_parser("hunyuan_a13b", family="hunyuan_a13b")
+class HunyuanA13BReasoningParser(WholeTextParser):
+    """Hunyuan-A13B: ``<think>\\n…\\n</think>\\n<answer>\\n…\\n</answer>``, all plain text.
+
+    A closing ``\\n</answer>`` bounds the content (text after it is dropped) and makes the
+    think block optional; without it, a think block followed by ``<answer>`` is needed (the
+    content runs to the end), else everything is content.
+    """
+
+    name = "hunyuan_a13b"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        # vLLM's check reads its streaming state, which a fresh parser has not left.
+        return False
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        m = _HUNYUAN_FULL.search(text)
+        if m:
+            reasoning, content = m.group(1) or "", m.group(2)
+        else:
+            m = _HUNYUAN_HALF.search(text)
+            if not m:
+                return None, text
+            reasoning, content = m.groups()
+            content = content.removesuffix(_HUNYUAN_ANSWER_END)
+        return reasoning or None, content or None

@@ -268,16 +268,25 @@ def _trim_one_newline(v: str) -> str:
     return v
 
 
-def qwen_params(raw: str, partial: bool) -> str:
-    """``<parameter=k>\\nv\\n</parameter>`` pairs; one wrapping newline is template markup."""
+def _qwen_params(raw: str, partial: bool, value: Callable[[str], str]) -> str:
     params: dict[str, Any] = {}
     for m in _QWEN_PARAM.finditer(raw):
-        params[m.group(1)] = _trim_one_newline(m.group(2))
+        params[m.group(1)] = value(m.group(2))
     if partial:
         m = _QWEN_PARTIAL.search(_QWEN_PARAM.sub("", raw))
         if m and m.group(1):
-            params[m.group(1)] = _trim_one_newline(m.group(2))
+            params[m.group(1)] = value(m.group(2))
     return json.dumps(params, ensure_ascii=False)
+
+
+def qwen_params(raw: str, partial: bool) -> str:
+    """``<parameter=k>\\nv\\n</parameter>`` pairs; one wrapping newline is template markup."""
+    return _qwen_params(raw, partial, _trim_one_newline)
+
+
+def verbatim_params(raw: str, partial: bool) -> str:
+    """MiMo's compact ``<parameter=k>v</parameter>``: values kept byte for byte."""
+    return _qwen_params(raw, partial, lambda v: v)
 
 
 _GLM_ARG = re.compile(r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>", re.S)
@@ -303,13 +312,19 @@ def _t(nxt: str, *events: str) -> tuple[str, tuple[str, ...]]:
     return (nxt, events)
 
 
-def qwen_coder_family(name: str, **flags: Any) -> Family:
+def qwen_coder_family(
+    name: str,
+    think: tuple[str, str] = ("<think>", "</think>"),
+    tool: tuple[str, str] = ("<tool_call>", "</tool_call>"),
+    arg_converter: Callable[[str, bool], str] = qwen_params,
+    **flags: Any,
+) -> Family:
     """``<tool_call>\\n<function=NAME>\\n<parameter=K>\\nV\\n</parameter>\\n</function>\\n</tool_call>``."""
     return Family(
         name=name,
         terminals={
-            "THINK_START": ("<think>",), "THINK_END": ("</think>",),
-            "TOOL_START": ("<tool_call>",), "TOOL_END": ("</tool_call>",),
+            "THINK_START": (think[0],), "THINK_END": (think[1],),
+            "TOOL_START": (tool[0],), "TOOL_END": (tool[1],),
             "FUNC_PREFIX": ("<function=",), "FUNC_END": ("</function>",),
             "PARAM_START": ("<parameter=",), "PARAM_END": ("</parameter>",),
             "CLOSE_ANGLE": (">",),
@@ -336,7 +351,7 @@ def qwen_coder_family(name: str, **flags: Any) -> Family:
             (BETWEEN, "TOOL_START"): _t(PREAMBLE, CALL_START),
             (BETWEEN, "FUNC_PREFIX"): _t(NAME, CALL_START),
         },
-        arg_converter=qwen_params,
+        arg_converter=arg_converter,
         tool_args_json=False,
         **flags,
     )
@@ -718,6 +733,26 @@ QwenCoderToolParser = tool_parser(
     family="qwen3_coder",
 )(_family_parser("QwenCoderToolParser", _QWEN_CODER))
 
+# Step-3.5/3.7 differ from Qwen3 only in reasoning handling, not in the tool grammar.
+Step3p5ToolParser = tool_parser("step3p5", family="qwen3_coder")(
+    _family_parser("Step3p5ToolParser", qwen_coder_family("step3p5"))
+)
+
+SeedOssToolParser = tool_parser("seed_oss", family="qwen3_coder")(
+    _family_parser(
+        "SeedOssToolParser",
+        qwen_coder_family(
+            "seed_oss",
+            think=("<seed:think>", "</seed:think>"),
+            tool=("<seed:tool_call>", "</seed:tool_call>"),
+        ),
+    )
+)
+
+MiMoToolParser = tool_parser("mimo", family="qwen3_coder")(
+    _family_parser("MiMoToolParser", qwen_coder_family("mimo", arg_converter=verbatim_params))
+)
+
 Step5ToolParser = tool_parser("step5", family="qwen3_coder")(
     _family_parser(
         "Step5ToolParser",
@@ -727,6 +762,15 @@ Step5ToolParser = tool_parser("step5", family="qwen3_coder")(
     )
 )
 
+def _glm_chooser(ctx: ParseContext) -> Family:
+    return _GLM_THINKING if _glm_thinking(ctx) else _GLM_PLAIN
+
+
 GlmToolParser = tool_parser(
     "glm45", "glm47", "glm45_moe", "glm47_moe", "glm", "glm4", family="glm45",
-)(_family_parser("GlmToolParser", chooser=lambda ctx: _GLM_THINKING if _glm_thinking(ctx) else _GLM_PLAIN))
+)(_family_parser("GlmToolParser", chooser=_glm_chooser))
+
+# Ling3 reuses the GLM-4.7 grammar and its thinking switch unchanged.
+Ling3ToolParser = tool_parser("ling3", family="glm45")(
+    _family_parser("Ling3ToolParser", chooser=_glm_chooser)
+)
