@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import MODEL, SERVED_NAME  # noqa: E402
 from workloads import build  # noqa: E402
@@ -31,6 +33,7 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--only", default="1k|200 tok")
     ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--fast", action="store_true", help="encode with fastokens (TOKENBRIDGE_FAST_ENCODER)")
     args = ap.parse_args()
     parser = argparse.ArgumentParser()
     serve_parser(parser.add_subparsers())
@@ -38,13 +41,15 @@ def main() -> int:
         "serve", str(MODEL), "--served-model-name", SERVED_NAME, "--tool-call-parser", "hermes",
         "--enable-auto-tool-choice", "--reasoning-parser", "qwen3", "--max-model-len", "40960"])
     app = build_app(serve_args)
+    if args.fast and not app.model.tokenizer.load_fast_encoder():
+        sys.exit("fastokens is not installed or disagrees with tokenizers")
 
     def render(path: str, body: dict) -> dict:
         return json.loads(call(path, json.dumps(body).encode()))
 
     def call(path: str, body: bytes) -> bytes:
         result = POST_ROUTES[path](Request(body, {}, app.model, app.cfg))
-        return result if isinstance(result, bytes) else json.dumps(result).encode()
+        return result if isinstance(result, bytes) else msgspec.json.encode(result)
 
     from tokenizers import Tokenizer
 

@@ -79,7 +79,8 @@ def vllm_server() -> Server:
 
 
 def tree_rss_mb(pid: int) -> float:
-    """RSS of a process and its descendants (workers), in MB."""
+    """Memory of a server in MB: its RSS, or with worker processes the sum of their PSS
+    (forked workers share the loaded model copy-on-write, which a sum of RSS would count twice)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -88,13 +89,18 @@ def tree_rss_mb(pid: int) -> float:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry))
-    total_kb, todo = 0, [pid]
+    tree, todo = [], [pid]
     while todo:
         p = todo.pop()
+        tree.append(p)
         todo += children.get(p, [])
+    field_name = "VmRSS:" if len(tree) == 1 else "Pss:"
+    source = "status" if len(tree) == 1 else "smaps_rollup"
+    total_kb = 0
+    for p in tree:
         try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+            for line in Path(f"/proc/{p}/{source}").read_text().splitlines():
+                if line.startswith(field_name):
                     total_kb += int(line.split()[1])
         except OSError:
             pass

@@ -131,7 +131,7 @@ def _message(cls, req: dict, d: Delta) -> dict:
         content = content if content.strip() else None
     elif forced and not content.strip():
         content = None
-    elif getattr(cls, "engine_based", False):
+    elif getattr(cls, "engine_based", False) and req.get("tools") and req.get("tool_choice") != "none":
         content = content or None
     return {
         "content": content,

@@ -11,21 +11,12 @@ KINDS = {"chat_render", "completion_render", "tokenize", "detokenize", "error", 
 PROFILES = ("qwen3", "qwen3-plain", "llama3-json", "glm45")
 
 
-def _needs_structural_tag(case: dict) -> bool:
-    body = case["response"]["body"]
-    so = body.get("sampling_params", {}).get("structured_outputs") if isinstance(body, dict) else None
-    return bool(so and so.get("structural_tag"))
-
-
 def _cases():
     for profile in PROFILES:
         for case in corpus_cases(profile, KINDS):
             if case["kind"] == "error" and "derender" in case["request"]["path"]:
                 continue  # derender validation is covered by the derender tests
-            marks = ()
-            if _needs_structural_tag(case):
-                marks = pytest.mark.xfail(reason="xgrammar structural tags are not rendered yet", strict=True)
-            yield pytest.param(profile, case, id=case["id"], marks=marks)
+            yield pytest.param(profile, case, id=case["id"])
 
 
 @pytest.mark.parametrize("profile,case", _cases())

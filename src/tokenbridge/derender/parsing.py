@@ -34,12 +34,13 @@ def forces_tool_calls(choice: Any) -> bool:
 
 
 class ChoiceParser:
-    __slots__ = ("inner", "forced", "parallel", "ws", "calls", "started_calls")
+    __slots__ = ("inner", "forced", "parallel", "engine", "ws", "calls", "started_calls")
 
-    def __init__(self, inner: OutputParser, forced: bool, parallel: bool) -> None:
+    def __init__(self, inner: OutputParser, forced: bool, parallel: bool, engine: bool = False) -> None:
         self.inner = inner
         self.forced = forced
         self.parallel = parallel
+        self.engine = engine  # vLLM's engine-based pair: no call found leaves null content
         tool = inner.tool
         # Leading content that is only whitespace so far (None: decided, or never held).
         self.ws = "" if tool is None or tool.blank_content_is_null else None
@@ -81,7 +82,13 @@ class ChoiceParser:
         r = self.inner.reasoning
         content = "" if r is None else r.empty_content
         tool = self.inner.tool
-        if self.calls or (tool is not None and tool.engine_based):
+        # An engine parser that found no call leaves null; under tool_choice "none" it
+        # reports its own empty value.
+        if self.calls:
+            content = None
+        elif isinstance(tool, DropToolCalls):
+            content = tool.inner.empty_content
+        elif self.engine:
             content = None
         if self.forced:
             content = ""
@@ -113,15 +120,19 @@ def build_choice_parser(
         prompt_token_ids=list(prompt_ids) if prompt_ids is not None else None,
         history_tool_call_cnt=history_tool_call_count(req.messages),
         vocab=model.tokenizer,
+        reasoning_parser=cfg.reasoning_parser,
     )
     rcls = registry.get_reasoning_parser(cfg.reasoning_parser) if cfg.reasoning_parser else None
     tcls = registry.get_tool_parser(cfg.tool_call_parser) if cfg.tool_call_parser else None
     tool = None
+    engine = False
     if tcls is not None:
         named = isinstance(choice, dict)
         required = choice == "required"
+        # vLLM treats the pair as engine based only when both parsers are.
+        engine = tcls.engine_based and (rcls is None or rcls.engine_based)
         if choice == "none":
-            tool = DropToolCalls(tcls(ctx)) if tcls.engine_based else None
+            tool = DropToolCalls(tcls(ctx)) if engine else None
         elif named and tcls.supports_required_and_named:
             tool = NamedToolChoice(ctx)
         elif required and tcls.supports_required_and_named:
@@ -130,4 +141,4 @@ def build_choice_parser(
             # Without tools vLLM still runs the parser but keeps none of its calls.
             tool = tcls(ctx) if req.tools else DropToolCalls(tcls(ctx))
     inner = OutputParser(ctx, rcls(ctx) if rcls else None, tool)
-    return ChoiceParser(inner, forces_tool_calls(choice), ctx.parallel_tool_calls)
+    return ChoiceParser(inner, forces_tool_calls(choice), ctx.parallel_tool_calls, engine=tool is not None and engine)

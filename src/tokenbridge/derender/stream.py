@@ -46,10 +46,6 @@ _CHAT_LOC = "body.DerenderChatStreamRequest"
 _COMPLETION_LOC = "body.DerenderCompletionStreamRequest"
 
 
-class _InvalidState(Exception):
-    """A verified state that does not fit this request (wrong choice, finished stream, …)."""
-
-
 def _state_error(detail: str) -> ApiError:
     return bad_request(f"invalid stream_state: {detail}")
 
@@ -87,13 +83,12 @@ def _check_length(model: ModelContext, prompt_ids: list[int] | None, prior: int,
         )
 
 
-def _check_position(state: StreamState, choice: GenerateChunkChoice | None) -> None:
-    if choice is None:
-        return
+def _check_position(state: StreamState, choice: GenerateChunkChoice) -> None:
+    """A verified state must still fit the chunk: the same choice, a stream not yet finished."""
     if state.choice_index >= 0 and choice.index != state.choice_index:
-        raise _InvalidState(f"it belongs to choice {state.choice_index}, not {choice.index}")
+        raise _state_error(f"it belongs to choice {state.choice_index}, not {choice.index}")
     if state.finished and (choice.token_ids or choice.finish_reason is not None):
-        raise _InvalidState("the stream already finished")
+        raise _state_error("the stream already finished")
 
 
 def _usage(chunk: GenerateChunk, prompt_tokens: int | None) -> dict | None:
@@ -145,10 +140,12 @@ def _pin_tool_call_ids(calls: list[ToolCallDelta], issued: list[str]) -> None:
 
 
 def _tool_call_json(tc: ToolCallDelta) -> dict:
-    first = tc.id is not None
+    """A call opens with its id, type and name; our parsers emit whole calls, so the arguments
+    usually come in the same entry (vLLM's own parsers split them when they stream partial JSON)."""
+    opening = tc.id is not None
     return {
         "id": tc.id,
-        "type": "function" if first else None,
+        "type": "function" if opening else None,
         "index": tc.index,
         "function": {"name": tc.name, "arguments": tc.arguments or None},
     }
@@ -266,10 +263,7 @@ class _ChatStream:
 
     def step(self, choice: GenerateChunkChoice) -> dict:
         st, model, chat_req = self.state, self.model, self.req.chat_request
-        try:
-            _check_position(st, choice)
-        except _InvalidState as e:
-            raise _state_error(str(e)) from None
+        _check_position(st, choice)
         st.choice_index = choice.index
         tok = model.tokenizer
         delta_ids = list(choice.token_ids or ())
@@ -339,33 +333,12 @@ def completion_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderComplet
         check_logprobs_bounds(model, cfg, choice)
 
     tok = model.tokenizer
-    detok = Detokenizer(tok, skip_special_tokens(creq, False))
-    if isinstance(loaded, StreamState):
-        state = loaded
-        try:
-            detok.restore(state.detokenizer)
-        except (ValueError, TypeError, IndexError) as e:
-            raise _state_error(str(e)) from None
-    else:
-        state = StreamState(codec.COMPLETION, False, [])
-        if loaded is None:
-            detok.seed(prompt_ids if prompt_ids is not None else chunk.prompt_token_ids)
-        else:
-            try:
-                detok.resume(loaded.prev_tokens, loaded.prefix_offset, loaded.read_offset)
-            except ValueError as e:
-                raise _state_error(f"detokenization failed ({e})") from None
-            state.logprob_context = list(loaded.logprob_context_token_ids)
-            state.text_offset = loaded.logprob_text_offset
-            state.output_tokens = len(loaded.output_token_ids)
+    state, detok = _open_completion(model, creq, loaded, prompt_ids if prompt_ids is not None else chunk.prompt_token_ids)
 
     choices = []
     return_ids = creq is not None and bool(creq.return_token_ids)
     if choice is not None:
-        try:
-            _check_position(state, choice)
-        except _InvalidState as e:
-            raise _state_error(str(e)) from None
+        _check_position(state, choice)
         state.choice_index = choice.index
         delta_ids = list(choice.token_ids or ())
         text_ids, stop_reason = drop_stop_token(
@@ -409,3 +382,27 @@ def completion_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderComplet
         "kv_transfer_params": None,
     }
     return {"chunk": body, "stream_state": codec.encode(model, cfg, state)}
+
+
+def _open_completion(model: ModelContext, creq: Any, loaded: StreamState | VllmStreamState | None,
+                     seed: list[int] | None) -> tuple[StreamState, Detokenizer]:
+    """A completion choice's state and detokenizer: restored, resumed from vLLM's, or new."""
+    detok = Detokenizer(model.tokenizer, skip_special_tokens(creq, False))
+    if isinstance(loaded, StreamState):
+        try:
+            detok.restore(loaded.detokenizer)
+        except (ValueError, TypeError, IndexError) as e:
+            raise _state_error(str(e)) from None
+        return loaded, detok
+    state = StreamState(codec.COMPLETION, False, [])
+    if loaded is None:
+        detok.seed(seed)
+        return state, detok
+    try:
+        detok.resume(loaded.prev_tokens, loaded.prefix_offset, loaded.read_offset)
+    except ValueError as e:
+        raise _state_error(f"detokenization failed ({e})") from None
+    state.logprob_context = list(loaded.logprob_context_token_ids)
+    state.text_offset = loaded.logprob_text_offset
+    state.output_tokens = len(loaded.output_token_ids)
+    return state, detok

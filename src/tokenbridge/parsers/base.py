@@ -76,6 +76,10 @@ class ReasoningParser:
     """
 
     name: ClassVar[str] = ""
+    #: vLLM's engine-backed reasoning adapters; with an engine tool parser they make the
+    #: pair "engine based" (tool markup is parsed out of content even with no calls kept).
+    engine_based: ClassVar[bool] = False
+
     #: What vLLM's one-shot answer holds for a field that came out empty: ``None`` (null)
     #: or ``""`` (e.g. R1's reasoning, the identity parser's content). Read after ``finish``.
     empty_reasoning: str | None = None
@@ -112,12 +116,16 @@ class ToolParser:
     (markup is stripped from content, calls dropped).
     ``blank_content_is_null``: content that is only whitespace becomes null once calls were
     made (vLLM's generic path; Harmony keeps it).
+    ``empty_content``: see below.
     """
 
     name: ClassVar[str] = ""
     supports_required_and_named: ClassVar[bool] = True
     engine_based: ClassVar[bool] = False
     blank_content_is_null: ClassVar[bool] = True
+    #: The content an engine parser reports for text it parsed to nothing under
+    #: ``tool_choice="none"`` (null for most, ``""`` for Mistral's).
+    empty_content: ClassVar[str | None] = None
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx

@@ -341,7 +341,8 @@ def render_chat(
         req.tools,
         tool_choice,
         req.parallel_tool_calls,
-        values["structured_outputs"] is not None,
+        values["structured_outputs"],
+        harmony,
     )
     if adjusted.skip_special_tokens is not None:
         values["skip_special_tokens"] = adjusted.skip_special_tokens

@@ -1,16 +1,21 @@
 """What vLLM's parsers change in a chat request before it is rendered (``adjust_request``).
 
 A configured parser may force ``skip_special_tokens`` off (so its markers survive
-detokenization) and turn a forced tool choice into a JSON-schema constraint. These facts
-belong to vLLM's parser classes, keyed here by their registered names; render applies them
-exactly when vLLM calls ``adjust_request``: when a reasoning parser is configured or the
-effective ``tool_choice`` is not ``"none"``.
+detokenization) and constrain tool calls: with an xgrammar structural tag for parsers that
+have a structural-tag model, with a JSON schema for a forced choice otherwise. Harmony
+(gpt-oss) also moves an output constraint onto its final channel. These facts belong to
+vLLM's parser classes, keyed here by their registered names; render applies them exactly
+when vLLM calls ``adjust_request``: when a reasoning parser is configured or the effective
+``tool_choice`` is not ``"none"`` (for Harmony, whenever a parser is configured).
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from tokenbridge.render import structural_tags as st
 
 # When a tool parser clears skip_special_tokens: "never"; "with_tools" (tools given and
 # tool_choice is not "none"); "always" (every adjusted request: vLLM's engine-based adapters).
@@ -20,12 +25,25 @@ KeepSpecial = Literal["never", "with_tools", "always"]
 ForcedSchema = Literal["none", "tools", "mistral"]
 
 
+class ToolStrictLevel(enum.IntEnum):
+    """vLLM's floor for tool-call structural tags.
+
+    AUTO: constrain calls only for required/named choices or strict tools; FUNCTION: also
+    for ``auto``; PARAMETER: pin every tool's argument schema as if it were strict.
+    """
+
+    AUTO = 0
+    FUNCTION = 1
+    PARAMETER = 2
+
+
 @dataclass(frozen=True)
 class ToolParserRules:
     keep_special: KeepSpecial = "never"
-    # vLLM's structural-tag model: with one, forced choices become a structural tag instead.
+    # vLLM's structural-tag model: with one, tool calls are constrained by a structural tag.
     structural_tag_model: str | None = None
     forced_schema: ForcedSchema = "tools"
+    default_strict_level: ToolStrictLevel = ToolStrictLevel.AUTO
 
 
 TOOL_PARSER_RULES: dict[str, ToolParserRules] = {
@@ -37,8 +55,8 @@ TOOL_PARSER_RULES: dict[str, ToolParserRules] = {
     "pythonic": ToolParserRules("never"),
     "deepseek_v3": ToolParserRules("never", "deepseek_r1"),
     "deepseek_v31": ToolParserRules("never", "deepseek_v3_1"),
-    "glm45": ToolParserRules("always", "glm_4_7", "none"),
-    "glm47": ToolParserRules("always", "glm_4_7", "none"),
+    "glm45": ToolParserRules("always", "glm_4_7", "none", ToolStrictLevel.FUNCTION),
+    "glm47": ToolParserRules("always", "glm_4_7", "none", ToolStrictLevel.FUNCTION),
     "kimi_k2": ToolParserRules("with_tools", "kimi", "none"),
     "granite": ToolParserRules("always"),
     "phi4_mini_json": ToolParserRules("never"),
@@ -53,6 +71,8 @@ _DEFAULT_TOOL_RULES = ToolParserRules()
 
 # vLLM's engine-based reasoning adapters clear skip_special_tokens on every request.
 REASONING_KEEPS_SPECIAL = frozenset({"qwen3", "glm45", "glm47", "kimi_k2", "nemotron_v3", "seed_oss"})
+# Fields a Harmony output constraint clears when it becomes a structural tag.
+_OUTPUT_CONSTRAINT_KEYS = ("json", "regex", "choice", "grammar", "json_object")
 
 
 @dataclass
@@ -67,10 +87,18 @@ def adjust_request(
     tools: list[dict] | None,
     tool_choice: Any,
     parallel_tool_calls: bool | None,
-    has_structured_outputs: bool,
+    structured_outputs: dict | None,
+    harmony: bool = False,
 ) -> Adjustment:
+    """vLLM's parser ``adjust_request``; ``structured_outputs`` is the request's current spec."""
     out = Adjustment(None, None)
-    if not (reasoning_parser or (tool_parser and tool_choice != "none")):
+    if harmony:
+        if not (reasoning_parser or tool_parser):
+            return out
+        out.structured_outputs = harmony_output_constraint(structured_outputs)
+        if out.structured_outputs is not None:
+            structured_outputs = out.structured_outputs
+    elif not (reasoning_parser or (tool_parser and tool_choice != "none")):
         return out
     if reasoning_parser in REASONING_KEEPS_SPECIAL:
         out.skip_special_tokens = False
@@ -80,16 +108,84 @@ def adjust_request(
     tools_active = bool(tools) and tool_choice != "none"
     if rules.keep_special == "always" or (rules.keep_special == "with_tools" and tools_active):
         out.skip_special_tokens = False
+    if rules.structural_tag_model is not None:
+        tag = tool_call_structural_tag(
+            rules.structural_tag_model,
+            rules.default_strict_level,
+            tools,
+            tool_choice,
+            parallel_tool_calls,
+            structured_outputs,
+        )
+        if tag is not None:
+            out.structured_outputs = {"structural_tag": tag}
+        return out
     forced = tool_choice == "required" or isinstance(tool_choice, dict)
-    if not (tools and forced) or rules.structural_tag_model is not None:
+    if not (tools and forced):
         return out
     if rules.forced_schema == "tools":
         out.structured_outputs = {"json": forced_tool_schema(tools, tool_choice, parallel_tool_calls)}
-    elif rules.forced_schema == "mistral" and not has_structured_outputs:
+    elif rules.forced_schema == "mistral" and not structured_outputs:
         schema = mistral_forced_schema(tools, tool_choice)
         if schema is not None:
             out.structured_outputs = {"json": schema}
     return out
+
+
+def harmony_output_constraint(structured_outputs: dict | None) -> dict | None:
+    """Harmony's output constraint moved onto the final channel, other settings kept."""
+    if not structured_outputs:
+        return None
+    output = st.output_format(structured_outputs)
+    if output is None:
+        return None
+    spec = dict(structured_outputs)
+    spec.update(dict.fromkeys(_OUTPUT_CONSTRAINT_KEYS))
+    spec["structural_tag"] = st.serialize(st.harmony_final_format(output))
+    return spec
+
+
+def tool_call_structural_tag(
+    model: str,
+    strict_level: ToolStrictLevel,
+    tools: list[dict] | None,
+    tool_choice: Any,
+    parallel_tool_calls: bool | None,
+    structured_outputs: dict | None,
+) -> str | None:
+    """vLLM's ``_apply_structural_tag``: the tag constraining tool calls, or ``None`` for none."""
+    is_auto = tool_choice == "auto"
+    if not tools or not (is_auto or tool_choice == "required" or isinstance(tool_choice, dict)):
+        return None
+    single_call = parallel_tool_calls is False
+    if single_call and not (is_auto and structured_outputs):
+        strict_level = max(strict_level, ToolStrictLevel.FUNCTION)
+    declared = [_function(t) for t in tools]
+    if is_auto and strict_level == ToolStrictLevel.AUTO and not any(f.get("strict") is True for f in declared):
+        return None
+    resolved = [
+        st.Tool(
+            name=f.get("name"),
+            parameters=f.get("parameters"),
+            strict=strict_level >= ToolStrictLevel.PARAMETER or f.get("strict") is True,
+        )
+        for f in declared
+    ]
+    output = st.output_format(structured_outputs) if is_auto and structured_outputs else None
+    mode: st.ToolChoiceMode = "auto" if is_auto and output is None else "required"
+    if isinstance(tool_choice, dict):
+        name = _function(tool_choice).get("name")
+        resolved = [t for t in resolved if t.name == name]
+        mode = "forced"
+    if model == "harmony":
+        fmt = st.harmony_tool_call_format(resolved, mode)
+    else:
+        fmt = st.tool_call_format(st.family_for(model, resolved), resolved, mode)
+    if single_call:
+        st.limit_to_single_call(fmt)
+    if output is not None:
+        fmt = st.node("or", elements=[fmt, output])
+    return st.serialize(fmt)
 
 
 def _function(tool: dict) -> dict:

@@ -10,6 +10,8 @@ Each class runs ``MarkerEngineParser`` over its format row and wraps its output:
   into the content when asked for non-empty content.
 * PLaMo-3 has a thinking-off grammar of its own and cuts a truncated ``<|plamo:…`` marker
   off the end of the reasoning.
+* Mistral picks its markers from the tokenizer: ``[THINK]``/``[/THINK]`` tokens (v13+),
+  text ``<think>``/``</think>`` (v11+), or no reasoning at all (older tokenizers).
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from typing import Any
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.reasoning.think import (
     NEMOTRON_V3,
+    IdentityReasoningParser,
     MarkerEngineParser,
     MarkerFormat,
     _token_id,
     enable_thinking_default_on,
+    engine_reasoning_ended,
 )
 from tokenbridge.parsers.registry import reasoning_parser
 
@@ -289,3 +293,58 @@ class Plamo3ReasoningParser(MarkerEngineParser):
             raise ValueError("bad reasoning parser state")
         super().restore(snap[0])
         self.tail = snap[1]
+
+
+# -- Mistral ----------------------------------------------------------------------------------
+
+#: Mistral v13+: the output starts in content; ``[THINK]`` opens reasoning (again, also
+#: inside it), ``[/THINK]`` closes it, ``[TOOL_CALLS]`` ends it and stays for the tool parser.
+#: The prompt check still waits for a ``[/THINK]``.
+MISTRAL = MarkerFormat(
+    start=("[THINK]",),
+    end=("[/THINK]",),
+    implicit_end=("[TOOL_CALLS]",),
+    literals=("[ARGS]", "{"),
+    starts_in_reasoning=False,
+    wait_for_reasoning=True,
+    reopen=True,
+)
+#: Mistral v11 (tekken with ``[ARGS]`` but no ``[THINK]``): the same grammar over text markers.
+MISTRAL_TEXT = replace(MISTRAL, start=("<think>",), end=("</think>",))
+
+
+def mistral_format(vocab: Any) -> MarkerFormat | None:
+    """vLLM's choice by tokenizer; ``None`` (no reasoning) for pre-v11 tokenizers.
+
+    vLLM asks mistral_common whether the tokenizer supports grammars (tekken v11+); the
+    ``[ARGS]`` token, new in v11, stands for that here.
+    """
+    if _token_id(vocab, "[THINK]") is not None:
+        return MISTRAL
+    if _token_id(vocab, "[ARGS]") is not None:
+        return MISTRAL_TEXT
+    return None
+
+
+@reasoning_parser("mistral", family="mistral")
+class MistralReasoningParser(MarkerEngineParser):
+    """Mistral ``[THINK]…[/THINK]`` reasoning (vLLM's Mistral engine); old tokenizers: none."""
+
+    fmt = MISTRAL
+    name = "mistral"
+
+    def __new__(cls, ctx: ParseContext) -> Any:
+        if mistral_format(ctx.vocab) is None:
+            return IdentityReasoningParser(ctx)
+        return super().__new__(cls)
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.fmt = mistral_format(ctx.vocab) or MISTRAL
+        super().__init__(ctx)
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        fmt = mistral_format(ctx.vocab)
+        if fmt is None:
+            return IdentityReasoningParser.reasoning_ended_in_prompt(prompt_token_ids, ctx)
+        return engine_reasoning_ended(fmt, prompt_token_ids, ctx)

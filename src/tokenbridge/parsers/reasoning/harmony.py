@@ -16,6 +16,11 @@ from tokenbridge.parsers.tool.harmony import HarmonyStream
 
 @reasoning_parser("openai_gptoss", "gpt-oss", "gpt_oss", family="harmony")
 class HarmonyReasoningParser(ReasoningParser):
+    """The analysis channel of gpt-oss output, read from the token ids."""
+
+    # vLLM's Harmony parser always reads the channels, whatever tool_choice is.
+    engine_based = True
+
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """vLLM's gpt-oss parser reports reasoning as always ended (render's ``reasoning_ended``)."""

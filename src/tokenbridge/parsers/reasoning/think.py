@@ -66,6 +66,9 @@ class MarkerFormat:
     thinking: Callable[[dict], bool] = always_on
     #: Whether the output starts inside reasoning when thinking is on.
     starts_in_reasoning: bool = True
+    #: Whether the prompt check waits for an end marker (vLLM's ``wait_for_reasoning``);
+    #: ``None`` follows ``starts_in_reasoning``.
+    wait_for_reasoning: bool | None = None
     #: A start marker in content reopens reasoning (GLM) instead of being text.
     reopen: bool = False
     #: A stray end marker in content is dropped (engine families) instead of kept.
@@ -109,8 +112,45 @@ def _special_texts(vocab: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+def engine_reasoning_ended(
+    fmt: MarkerFormat, prompt_token_ids: list[int], ctx: ParseContext
+) -> bool:
+    """vLLM's engine ``is_reasoning_end``: the last reasoning marker of this turn decides."""
+    on = fmt.thinking(ctx.chat_template_kwargs or {})
+    waits = fmt.starts_in_reasoning if fmt.wait_for_reasoning is None else fmt.wait_for_reasoning
+    wait = on and waits
+    if not wait and fmt.off_is_identity:
+        return True
+    start_opens = (on and fmt.starts_in_reasoning) or fmt.reopen
+    vocab = ctx.vocab
+    end_ids = set()
+    for m in fmt.end + fmt.implicit_end:
+        i = _token_id(vocab, m)
+        if i is not None:
+            end_ids.add(i)
+        elif m in fmt.end:
+            end_ids = set()
+            break
+    start_ids = {i for i in (_token_id(vocab, m) for m in fmt.start) if i is not None}
+    boundary_ids = {
+        i for i in (_token_id(vocab, m) for m in fmt.turn_boundaries) if i is not None
+    }
+    for t in reversed(prompt_token_ids):
+        if t in end_ids:
+            return True
+        if t in start_ids:
+            if start_opens:
+                return False
+            break
+        if t in boundary_ids:
+            break
+    return not wait
+
+
 class MarkerEngineParser(ReasoningParser):
     """vLLM's parser-engine reasoning pass over one ``MarkerFormat`` (see module docstring)."""
+
+    engine_based = True
 
     fmt: ClassVar[MarkerFormat]
 
@@ -161,35 +201,7 @@ class MarkerEngineParser(ReasoningParser):
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        """vLLM's engine ``is_reasoning_end``: the last reasoning marker of this turn decides."""
-        fmt = cls.fmt
-        wait = fmt.thinking(ctx.chat_template_kwargs or {}) and fmt.starts_in_reasoning
-        if not wait and fmt.off_is_identity:
-            return True
-        start_opens = wait or fmt.reopen
-        vocab = ctx.vocab
-        end_ids = set()
-        for m in fmt.end + fmt.implicit_end:
-            i = _token_id(vocab, m)
-            if i is not None:
-                end_ids.add(i)
-            elif m in fmt.end:
-                end_ids = set()
-                break
-        start_ids = {i for i in (_token_id(vocab, m) for m in fmt.start) if i is not None}
-        boundary_ids = {
-            i for i in (_token_id(vocab, m) for m in fmt.turn_boundaries) if i is not None
-        }
-        for t in reversed(prompt_token_ids):
-            if t in end_ids:
-                return True
-            if t in start_ids:
-                if start_opens:
-                    return False
-                break
-            if t in boundary_ids:
-                break
-        return not wait
+        return engine_reasoning_ended(cls.fmt, prompt_token_ids, ctx)
 
     # -- lexing -----------------------------------------------------------------------------
 

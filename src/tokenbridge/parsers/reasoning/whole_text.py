@@ -204,3 +204,200 @@ class HunyuanA13BReasoningParser(WholeTextParser):
             reasoning, content = m.groups()
             content = content.removesuffix(_HUNYUAN_ANSWER_END)
         return reasoning or None, content or None
+
+
+# -- Muse (ATEM channels) ---------------------------------------------------------------------
+
+_MUSE_HEADER = re.compile(r"(?:<\|start\|>assistant\s*)?(?:to=(?P<to>[^\s<]+))?<\|message\|>")
+_MUSE_BODY_END = re.compile(r"<\|eom\|>|<\|eot\|>|<\|start\|>")
+_MUSE_OTHER_ROLE = re.compile(r"<\|start\|>(?!assistant(?:\s|<|$))[^\s<]+")
+_MUSE_PLAIN = (None, "self", "user", "commentary", "developer")
+_ATEM_CALLS = ("<atem:function_calls>", "<atem:invoke")
+_ASSISTANT_OPEN = "<|start|>assistant"
+
+
+def _muse_messages(text: str) -> list[tuple[str | None, str, str]]:
+    """``(recipient, body, framed)`` per ``to=…<|message|>`` header; a body stops at the
+    first ``<|eom|>``/``<|eot|>``/``<|start|>`` before the next header."""
+    heads = list(_MUSE_HEADER.finditer(text))
+    out = []
+    for i, h in enumerate(heads):
+        stop = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        b = _MUSE_BODY_END.search(text, h.end(), stop)
+        out.append((h.group("to"), text[h.end() : b.start() if b else stop], text[h.start() : stop]))
+    return out
+
+
+def _has_atem_call(body: str) -> bool:
+    return any(m in body for m in _ATEM_CALLS)
+
+
+@reasoning_parser("musespark1x", "muse", family="muse")
+class MuseReasoningParser(WholeTextParser):
+    """Muse Spark: each ``to=<recipient><|message|>`` message is routed by recipient —
+    none/``self`` to reasoning, ``user``/``commentary`` to content; with a tool message
+    present the content is every non-reasoning, non-developer message, framing included."""
+
+    name = "musespark1x"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """vLLM decodes the prompt: only a tool channel in the current turn ends reasoning."""
+        decode = getattr(ctx.vocab, "decode", None)
+        if decode is None:
+            return False
+        try:
+            text = decode(list(prompt_token_ids), skip_special_tokens=False)
+        except TypeError:
+            text = decode(list(prompt_token_ids))
+        return cls.tool_channel_opened(text)
+
+    @staticmethod
+    def tool_channel_opened(text: str) -> bool:
+        roles = list(_MUSE_OTHER_ROLE.finditer(text))
+        if roles:
+            at = text.find(_ASSISTANT_OPEN, roles[-1].end())
+            text = text[at:] if at != -1 else ""
+        return any(
+            to not in _MUSE_PLAIN and _has_atem_call(body) for to, body, _ in _muse_messages(text)
+        )
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        msgs = _muse_messages(text)
+        if not msgs:
+            return None, text or None
+        reasoning = "".join(body for to, body, _ in msgs if to in (None, "self"))
+        if any(to not in _MUSE_PLAIN and _has_atem_call(body) for to, body, _ in msgs):
+            content = "".join(f for to, _, f in msgs if to not in (None, "self", "developer"))
+        else:
+            content = "".join(body for to, body, _ in msgs if to in ("user", "commentary"))
+        return reasoning or None, content or None
+
+
+_GLIMMER_HEADER = r"to=[^\s<]+<\|message\|>"
+_GLIMMER_SELF = r"to=self<\|message\|>"
+_GLIMMER_BETWEEN = re.compile(rf"<\|eom\|>(?:(?!{_GLIMMER_SELF}).)*?{_GLIMMER_SELF}", re.DOTALL)
+_GLIMMER_CLOSED = re.compile(rf"{_GLIMMER_SELF}(.*?)<\|eom\|>", re.DOTALL)
+_GLIMMER_OPEN_BODY = rf"((?:(?!<\|eom\|>)(?!{_GLIMMER_HEADER}).)*)(?={_GLIMMER_HEADER}|$)"
+_GLIMMER_OPEN = re.compile(_GLIMMER_SELF + _GLIMMER_OPEN_BODY, re.DOTALL)
+_GLIMMER_PREFIX = r"(?:<\|start\|>assistant\s*)?"
+_GLIMMER_STRIP_CLOSED = re.compile(rf"{_GLIMMER_PREFIX}{_GLIMMER_SELF}.*?<\|eom\|>", re.DOTALL)
+_GLIMMER_STRIP_OPEN = re.compile(_GLIMMER_PREFIX + _GLIMMER_SELF + _GLIMMER_OPEN_BODY, re.DOTALL)
+_GLIMMER_USER = re.compile(r"to=user<\|message\|>(.*?)(?=<\|eot\|>|<\|eom\|>|$)", re.DOTALL)
+
+
+@reasoning_parser("muse_glimmer", family="muse")
+class MuseGlimmerReasoningParser(WholeTextParser):
+    """Muse Glimmer: ``to=self<|message|>…<|eom|>`` spans are reasoning (joined by newlines,
+    an unterminated one last); the first ``to=user`` body is the content, unless a tool
+    channel remains once the reasoning spans are cut out (then that remainder is)."""
+
+    name = "muse_glimmer"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        decode = getattr(ctx.vocab, "decode", None)
+        if decode is None:
+            return False
+        try:
+            text = decode(list(prompt_token_ids), skip_special_tokens=False)
+        except TypeError:
+            text = decode(list(prompt_token_ids))
+        at = text.rfind(_ASSISTANT_OPEN)
+        if at != -1:
+            text = text[at + len(_ASSISTANT_OPEN) :]
+        text = _GLIMMER_STRIP_OPEN.sub("", _GLIMMER_STRIP_CLOSED.sub("", text))
+        for h in re.finditer(r"to=(?P<to>[^\s<]+)<\|message\|>", text):
+            if h.group("to") not in ("self", "user"):
+                return _has_atem_call(text[h.start() :])
+        return False
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        spans = _GLIMMER_CLOSED.findall(_GLIMMER_BETWEEN.sub("\n", text))
+        reasoning = "\n".join(spans) if spans else None
+        m = _GLIMMER_OPEN.search(text)
+        if m and m.group(1):
+            reasoning = f"{reasoning}\n{m.group(1)}" if reasoning else m.group(1)
+        rest = _GLIMMER_STRIP_OPEN.sub("", _GLIMMER_STRIP_CLOSED.sub("", text))
+        if _has_atem_call(rest):
+            return reasoning, rest or None
+        m = _GLIMMER_USER.search(text)
+        if m:
+            return reasoning, m.group(1) or None
+        if "to=self<|message|>" in text:
+            return reasoning, None
+        return None, text or None
+
+
+# -- Kimi K3 (XTML channels) ------------------------------------------------------------------
+
+
+def _xtml(kind: str, name: str) -> re.Pattern[str]:
+    """``<|open|>name<|sep|>`` (or ``close``), tolerating spaces around the name."""
+    return re.compile(rf"<\|{kind}\|>\s*{name}\s*<\|sep\|>")
+
+
+_K3_THINK_OPEN, _K3_THINK_CLOSE = _xtml("open", "think"), _xtml("close", "think")
+_K3_RESPONSE_OPEN, _K3_RESPONSE_CLOSE = _xtml("open", "response"), _xtml("close", "response")
+_K3_MESSAGE_CLOSE = _xtml("close", "message")
+_K3_THINK_MARKERS = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
+
+
+def _k3_thinking(kwargs: dict) -> bool:
+    thinking = kwargs.get("thinking")
+    if thinking is None:
+        thinking = kwargs.get("enable_thinking", True)
+    return bool(thinking)
+
+
+@reasoning_parser("kimi_k3", family="kimi_k3")
+class KimiK3ReasoningParser(WholeTextParser):
+    """Kimi K3 ``<|open|>think<|sep|>…<|close|>think<|sep|>``: reasoning up to the first close
+    (from the first open, or from the start when the prompt ate the opener); an output with
+    neither but a response channel is all content. The content loses its
+    ``response``/``message`` wrapper unless tool calls are being parsed."""
+
+    name = "kimi_k3"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """The newest think marker (a three-token sequence) of the prompt is a close."""
+        if not _k3_thinking(ctx.chat_template_kwargs or {}):
+            return True
+        encode = getattr(ctx.vocab, "encode", None)
+        if encode is None:
+            return False
+        opener, closer = (list(encode(m)) for m in _K3_THINK_MARKERS)
+        ids = list(prompt_token_ids)
+        for i in range(len(ids) - 1, -1, -1):
+            if closer and ids[i : i + len(closer)] == closer:
+                return True
+            if opener and ids[i : i + len(opener)] == opener:
+                return False
+        return False
+
+    def _content(self, text: str) -> str | None:
+        ctx = self.ctx
+        if ctx.tools and ctx.tool_choice != "none":
+            return text or None
+        ro = _K3_RESPONSE_OPEN.search(text)
+        rc = _K3_RESPONSE_CLOSE.search(text, ro.end() if ro else 0)
+        if ro and rc:
+            text = text[ro.end() : rc.start()]
+        elif ro:
+            text = text[ro.end() :]
+        else:
+            text = _K3_RESPONSE_CLOSE.sub("", _K3_RESPONSE_OPEN.sub("", text))
+        return _K3_MESSAGE_CLOSE.sub("", text) or None
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        if not _k3_thinking(self.ctx.chat_template_kwargs or {}):
+            return None, self._content(text)
+        opened = _K3_THINK_OPEN.search(text)
+        start = opened.end() if opened else 0
+        closed = _K3_THINK_CLOSE.search(text, start)
+        if closed:
+            return text[start : closed.start()] or None, self._content(text[closed.end() :])
+        if not opened and _K3_RESPONSE_OPEN.search(text):
+            return None, self._content(text)
+        return text[start:] or None, None

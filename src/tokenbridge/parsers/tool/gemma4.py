@@ -157,10 +157,11 @@ def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
     drops = [t for t in special_token_texts(ctx, (*_MARKERS, QUOTE)) if t not in markers]
     literals = sorted({*markers, *drops}, key=len, reverse=True)
     suppress = ctx.tool_choice == "none" and bool(ctx.tools)
-    if reasoning_markup and text and CHANNEL_START not in text and (
+    if text and CHANNEL_START not in text and (
         CHANNEL_END in text or text.startswith("thought\n") or text == "thought"
     ):
-        # The engine takes output that closes a channel it never saw open as reasoning.
+        # The engine opens the channel it sees closed (or a bare ``thought``) but never opened,
+        # with or without a reasoning parser.
         text = CHANNEL_START + text
 
     before: list[str] = []
@@ -228,6 +229,8 @@ def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
         content += "".join(after)
     if found:
         content = content.strip()
+    elif calls and not content.strip():
+        content = ""
     if ctx.tool_choice == "none":
         return Extraction(content or None, [])
     return Extraction(content or None, found)

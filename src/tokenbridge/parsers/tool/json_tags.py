@@ -1,5 +1,6 @@
 """Tool calls written as a marker plus a JSON body (hermes ``<tool_call>{…}</tool_call>``,
-Llama ``{"name": …, "parameters": …}``, Phi-4-mini ``functools[…]``, …).
+Llama ``{"name": …, "parameters": …}``, Phi-4-mini ``functools[…]``, Granite 4, Jamba,
+InternLM, Hunyuan-A13B, ERNIE 4.5, xLAM, GigaChat 3, Apertus, …).
 
 vLLM 0.33's non-streaming answer for these families is a function of the *whole* text: one
 invalid call turns the entire output back into content, and text before a call is kept or
@@ -136,12 +137,12 @@ def extract_phi4_mini(text: str, ctx: ParseContext) -> Extraction:
     return Extraction(None, calls)
 
 
-def _named_call(obj: Any, args: Any) -> tuple[str, str]:
-    """``(name, json.dumps(args))``; vLLM's ``FunctionCall`` rejects a non-string name."""
+def name_of(obj: Any) -> str:
+    """``obj["name"]``; vLLM's ``FunctionCall`` rejects a non-string name (the caller falls back)."""
     name = obj["name"]
     if not isinstance(name, str):
         raise TypeError("tool name is not a string")
-    return name, dumps_args(args)
+    return name
 
 
 def _dict_or_raw_args(value: Any) -> str:
@@ -179,10 +180,9 @@ def extract_granite4(text: str, ctx: ParseContext) -> Extraction:
                 if not isinstance(obj, dict):
                     raise TypeError("tool call is not an object")
                 value = obj["arguments"]
-                args = value if value is None or isinstance(value, str) else dumps_args(value)
-                if not isinstance(args, str):
-                    raise TypeError("arguments missing")
-                calls.append((_named_call(obj, None)[0], args))
+                if value is None:
+                    raise TypeError("arguments are null")
+                calls.append((name_of(obj), value if isinstance(value, str) else dumps_args(value)))
             in_call = not in_call
             cut = m.end()
         if in_call:
@@ -207,7 +207,7 @@ def extract_granite_20b_fc(text: str, ctx: ParseContext) -> Extraction:
         calls = []
         for m, nxt in zip(marks, [*marks[1:], None]):
             obj, _ = _DECODER.raw_decode(text[m.end() : nxt.start() if nxt else None])
-            calls.append(_named_call(obj, obj["arguments"]))
+            calls.append((name_of(obj), dumps_args(obj["arguments"])))
     except Exception:
         return as_content(text)
     return Extraction(text[: text.find(GRANITE_FC_BOT)] or None, calls)
@@ -226,7 +226,7 @@ def extract_jamba(text: str, ctx: ParseContext) -> Extraction:
     try:
         if m is None:
             raise ValueError("no closed tool call block")
-        calls = [_named_call(c, c["arguments"]) for c in json.loads(m.group(1))]
+        calls = [(name_of(c), dumps_args(c["arguments"])) for c in json.loads(m.group(1))]
     except Exception:
         return as_content(text)
     content = text[: text.find(JAMBA_START)]
@@ -255,7 +255,7 @@ def extract_internlm(text: str, ctx: ParseContext) -> Extraction:
         if not isinstance(obj, dict):
             raise TypeError("action is not an object")
         args = obj.get("parameters", obj.get("arguments", {}))
-        calls = [_named_call(obj, args)]
+        calls = [(name_of(obj), dumps_args(args))]
     except Exception:
         return as_content(text)
     return Extraction(before or None, calls)
@@ -283,7 +283,7 @@ def extract_hunyuan_a13b(text: str, ctx: ParseContext) -> Extraction:
             return as_content(text)
         try:
             calls = [
-                _named_call(c, None)[:1] + (_dict_or_raw_args(c["arguments"]),)
+                (name_of(c), _dict_or_raw_args(c["arguments"]))
                 for c in data
                 if isinstance(c, dict) and "name" in c and "arguments" in c
             ]
@@ -310,7 +310,7 @@ def extract_ernie45(text: str, ctx: ParseContext) -> Extraction:
         calls = []
         for body in _ERNIE_CALL.findall(text):
             obj = json.loads(body)
-            calls.append(_named_call({"name": obj.get("name", "")}, obj.get("arguments", {})))
+            calls.append((name_of(obj) if "name" in obj else "", dumps_args(obj.get("arguments", {}))))
     except Exception:
         return as_content(text)
     return Extraction(text[: text.find(ERNIE_START)].rstrip("\n") or None, calls)
@@ -367,7 +367,7 @@ def extract_xlam(text: str, ctx: ParseContext) -> Extraction:
         if not isinstance(data, list):
             return as_content(text)
         calls = [
-            _named_call(c, None)[:1] + (_dict_or_raw_args(c["arguments"]),)
+            (name_of(c), _dict_or_raw_args(c["arguments"]))
             for c in data
             if isinstance(c, dict) and "name" in c and "arguments" in c
         ]

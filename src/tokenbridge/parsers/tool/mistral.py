@@ -164,6 +164,7 @@ class MistralToolParser(HeldCallsParser):
     family = JsonFamily("mistral", extract_mistral)
     supports_required_and_named: ClassVar[bool] = False
     engine_based: ClassVar[bool] = True
+    empty_content: ClassVar[str | None] = ""
 
     def call_id(self, index: int) -> str | None:
         return mistral_call_id()

@@ -427,8 +427,14 @@ def _name_and_args_from_json(raw: str) -> tuple[str, str]:
 
 
 class TagToolParser(ToolParser):
-    """Runs one :class:`Family` incrementally; see the module docstring for what is held back."""
+    """Runs one :class:`Family` incrementally; see the module docstring for what is held back.
 
+    Every family here is one of vLLM's engine adapters; those with an xgrammar structural
+    tag do not force ``required``/named choices into JSON (strict tool calling).
+    """
+
+    engine_based = True
+    supports_required_and_named = False
     family: Family
 
     def __init__(self, ctx: ParseContext) -> None:
@@ -447,6 +453,9 @@ class TagToolParser(ToolParser):
         self.prefixes = frozenset(lit[:i] for lit in lits for i in range(1, len(lit)))
         reasoning_parser = getattr(ctx, "reasoning_parser", None)
         self.bypass = fam.reasoning_markup() if not reasoning_parser else frozenset()
+        # tool_choice "none" with tools: vLLM's engine parses calls out of the text but emits
+        # none of them, and the content around them is kept as is (no whitespace rules).
+        self.suppress = ctx.tool_choice == "none" and bool(ctx.tools)
         self._reset()
 
     @classmethod
@@ -611,6 +620,10 @@ class TagToolParser(ToolParser):
     # -- events --------------------------------------------------------------------------------
 
     def _event(self, kind: str, value: str, out: Delta) -> None:
+        if self.suppress:
+            if kind == TEXT:
+                out.content += value
+            return
         if kind == TEXT:
             self._content(value, out)
         elif kind == CALL_START:
