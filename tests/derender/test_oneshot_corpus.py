@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import corpus_cases, replay
+from conftest import PROFILES, corpus_cases, replay
 
-PROFILES = ["qwen3", "qwen3-plain", "mistral-v0.1-spm", "llama3-json", "deepseek-r1"]
 KINDS = {"chat_derender", "completion_derender"}
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_derender_matches_recorded_vllm_answers(servers, profile):
     port = servers.port(profile)
     failures = []

@@ -1,8 +1,8 @@
-"""Gemma 4 tool calls (``gemma4``): vLLM 0.33's non-streaming answers and chunking invariance.
+"""Gemma 4 and Muse tool calls: vLLM 0.33's non-streaming answers and chunking invariance.
 
-Expected values were taken from vLLM 0.33's ``Gemma4EngineToolParser.extract_tool_calls``
-(with ``skip_reasoning_parsing`` set as vLLM's serving layer sets it when no reasoning parser
-is configured).
+Expected values were taken from vLLM 0.33's ``extract_tool_calls`` of
+``Gemma4EngineToolParser`` (with ``skip_reasoning_parsing`` set as vLLM's serving layer sets it
+when no reasoning parser is configured), ``MuseToolParser`` and ``MuseGlimmerToolParser``.
 """
 
 from __future__ import annotations
@@ -140,3 +140,49 @@ def test_gemma4_chunking_invariance(text, cuts, restore):
     points = sorted({c % (len(text) + 1) for c in cuts})
     pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
     assert run("gemma4", pieces, restore=restore) == run("gemma4", [text])
+
+
+# Muse: (text, (spark content, calls), (glimmer content, calls)), from vLLM 0.33's
+# MuseToolParser / MuseGlimmerToolParser.extract_tool_calls.
+MUSE_CASES = [
+    ('plain answer',
+     ('plain answer', []),
+     ('plain answer', [])),
+    (' to=self<|message|>think<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="location">東京</atem:parameter><atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls><|eom|>',
+     ('', [('get_weather', '{"location": "東京", "days": 3}')]),
+     ('', [('get_weather', '{"location": "東京", "days": 3}')])),
+    ('<|start|>assistant to=user<|message|>Before<|eom|><|start|>assistant to=search<|message|><atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="location">東京</atem:parameter><atem:parameter name="days">3</atem:parameter></atem:invoke><atem:invoke name="search.search"><atem:parameter name="q">"quoted"</atem:parameter></atem:invoke></atem:function_calls><|eom|><|start|>assistant to=user<|message|>After<|eot|>',
+     ('BeforeAfter', [('get_weather', '{"location": "東京", "days": 3}'), ('search', '{"q": "\\"quoted\\""}')]),
+     ('BeforeAfter', [('get_weather', '{"location": "東京", "days": 3}'), ('search', '{"q": "quoted"}')])),
+    ('<|start|>assistant to=get_weather<|message|><atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="days">3',
+     ('', []),
+     ('', [])),
+    ('<|start|>assistant to=self<|message|><atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="location">東京</atem:parameter><atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls><|eom|>',
+     ('', []),
+     ('', [])),
+    ('<atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="location">東京</atem:parameter><atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls>',
+     ('<atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="location">東京</atem:parameter><atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls>', [('get_weather', '{"location": "東京", "days": 3}')]),
+     ('<atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="location">東京</atem:parameter><atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls>', [('get_weather', '{"location": "東京", "days": 3}')])),
+    ('<|start|>assistant to=commentary<|message|>Working on it<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="location">東京</atem:parameter><atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls>',
+     ('Working on it', [('get_weather', '{"location": "東京", "days": 3}')]),
+     ('', [('get_weather', '{"location": "東京", "days": 3}')])),
+    ('<|message|>bare<|eom|><|start|>assistant to=get_weather<|message|><atem:invoke name="search.search"><atem:parameter name="q">"quoted"</atem:parameter></atem:invoke>',
+     ('', [('search', '{"q": "\\"quoted\\""}')]),
+     ('bare', [('search', '{"q": "quoted"}')])),
+]
+
+
+@pytest.mark.parametrize("text,spark,glimmer", MUSE_CASES)
+def test_muse_one_shot(text, spark, glimmer):
+    assert run("muse", [text]) == spark
+    assert run("musespark1x", [text]) == spark
+    assert run("muse_glimmer", [text]) == glimmer
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([c[0] for c in MUSE_CASES]), st.sampled_from(["muse", "muse_glimmer"]),
+       st.lists(st.integers(min_value=0, max_value=600), max_size=8), st.booleans())
+def test_muse_chunking_invariance(text, name, cuts, restore):
+    points = sorted({c % (len(text) + 1) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+    assert run(name, pieces, restore=restore) == run(name, [text])

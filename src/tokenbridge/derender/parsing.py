@@ -84,7 +84,7 @@ class ChoiceParser:
         tool = self.inner.tool
         # An engine parser that found no call leaves null; under tool_choice "none" it
         # reports its own empty value.
-        if self.calls:
+        if self.calls or (tool is not None and tool.null_content):
             content = None
         elif isinstance(tool, DropToolCalls):
             content = tool.inner.empty_content
@@ -121,6 +121,7 @@ def build_choice_parser(
         history_tool_call_cnt=history_tool_call_count(req.messages),
         vocab=model.tokenizer,
         reasoning_parser=cfg.reasoning_parser,
+        response_template=model.tokenizer_config.get("response_template"),
     )
     rcls = registry.get_reasoning_parser(cfg.reasoning_parser) if cfg.reasoning_parser else None
     tcls = registry.get_tool_parser(cfg.tool_call_parser) if cfg.tool_call_parser else None

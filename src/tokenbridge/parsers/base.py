@@ -57,6 +57,9 @@ class ParseContext(msgspec.Struct):
     # The configured reasoning parser's name (None: none). vLLM's engine-based tool parsers
     # keep reasoning markup in content as text only when no reasoning parser is configured.
     reasoning_parser: str | None = None
+    # The checkpoint's ``response_template`` (tokenizer_config.json), the output format of
+    # the ``hf``/``beam`` parsers; None when the tokenizer config has none.
+    response_template: dict | None = None
 
     def tool_names(self) -> set[str]:
         return {
@@ -123,6 +126,9 @@ class ToolParser:
     supports_required_and_named: ClassVar[bool] = True
     engine_based: ClassVar[bool] = False
     blank_content_is_null: ClassVar[bool] = True
+    #: Set (on the instance, by ``finish``) when vLLM's one-shot answer has null content
+    #: although no call came out, e.g. a tool block that vLLM counts as "tools called".
+    null_content: bool = False
     #: The content an engine parser reports for text it parsed to nothing under
     #: ``tool_choice="none"`` (null for most, ``""`` for Mistral's).
     empty_content: ClassVar[str | None] = None

@@ -19,7 +19,7 @@ class _Sampling(msgspec.Struct, kw_only=True):
     """Fields shared by chat and completion requests."""
 
     model: str | None = None
-    n: int = 1
+    n: int | None = 1
     seed: int | None = None
     temperature: float | None = None
     top_p: float | None = None
@@ -48,7 +48,7 @@ class _Sampling(msgspec.Struct, kw_only=True):
     use_beam_search: bool = False
     stream: bool | None = False
     stream_options: Obj | None = None
-    echo: bool = False
+    echo: bool | None = False
     add_special_tokens: bool | None = None
     truncate_prompt_tokens: int | None = None
     request_id: str | None = None
@@ -58,8 +58,7 @@ class _Sampling(msgspec.Struct, kw_only=True):
     ec_transfer_params: Obj | None = None
     vllm_xargs: Obj | None = None
     return_token_ids: bool | None = None
-    return_token_offsets: bool = False
-    best_of: int | None = None
+    return_token_offsets: bool | None = False
     length_penalty: float = 1.0
     user: str | None = None
 

@@ -25,8 +25,19 @@ def effective_tool_choice(req: ChatCompletionRequest) -> Any:
     return req.tool_choice
 
 
-def validate_tools(req: ChatCompletionRequest, cfg: ServeConfig, tool_parsing_available: bool) -> Any:
-    """vLLM's tool/tool_choice rules; returns the effective tool_choice."""
+def validate_tools(
+    req: ChatCompletionRequest, cfg: ServeConfig, tool_parsing_available: bool, origin: str = "chat"
+) -> Any:
+    """vLLM's tool/tool_choice rules; returns the effective tool_choice.
+
+    ``origin`` names the route the request came from. Messages and Responses requests are
+    converted after vLLM's request validators ran, so their tool_choice is taken as is;
+    Responses also skips the tool-parser check (vLLM's ``render_responses`` has none).
+    """
+    if origin == "responses":
+        return req.tool_choice
+    if origin == "messages":
+        return check_tool_parser(req.tool_choice, cfg, tool_parsing_available)
     if req.tools == []:
         raise bad_request(
             "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.",
@@ -50,7 +61,12 @@ def validate_tools(req: ChatCompletionRequest, cfg: ServeConfig, tool_parsing_av
                 "\"required\" are supported.",
                 "tool_choice",
             )
-    if not tool_parsing_available and choice != "none":
+    return check_tool_parser(choice, cfg, tool_parsing_available)
+
+
+def check_tool_parser(choice: Any, cfg: ServeConfig, tool_parsing_available: bool) -> Any:
+    """A tool_choice other than "none" needs a tool parser; returns ``choice``."""
+    if not tool_parsing_available and choice not in (None, "none"):
         if choice == "auto" and not cfg.enable_auto_tool_choice:
             raise bad_request('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
         if choice != "auto":
@@ -63,9 +79,15 @@ def template_kwargs(req: Any, cfg: ServeConfig, add_generation_prompt: bool, con
     """The effective chat_template_kwargs vLLM reports (server defaults, request, flags)."""
     kw: dict[str, Any] = {"cohere_format": "cmd4"}
     kw.update(cfg.default_chat_template_kwargs)
-    kw.update(req.chat_template_kwargs or {})
+    user = req.chat_template_kwargs or {}
+    kw.update(user)
     kw["add_generation_prompt"] = add_generation_prompt
     kw["continue_final_message"] = continue_final
+    effort = getattr(req, "reasoning_effort", None)
+    if effort is not None:  # vLLM's build_chat_params: the template sees the effort
+        kw["reasoning_effort"] = effort
+        if "enable_thinking" not in user:
+            kw["enable_thinking"] = effort != "none"
     return kw
 
 
@@ -213,7 +235,7 @@ def fit_prompt(
 def common_checks(req: Any) -> None:
     if req.use_beam_search:
         raise bad_request("Beam search is not supported by the render endpoint")
-    if req.stream_options is not None and not req.stream:
+    if req.stream_options and not req.stream:
         raise bad_request("Stream options can only be defined when `stream=True`.", "stream_options")
     sampling.check_ranges(req)
 
@@ -295,8 +317,14 @@ def history_tool_call_count(messages: list[dict]) -> int:
 
 
 def render_chat(
-    model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, request_id: str | None
+    model: ModelContext,
+    cfg: ServeConfig,
+    req: ChatCompletionRequest,
+    request_id: str | None,
+    origin: str = "chat",
 ) -> dict:
+    """Render a chat request; ``origin`` ("chat", "messages", "responses") is the route whose
+    body was converted to it (see ``validate_tools``)."""
     conv.check_tool_call_arguments(req.messages)
     renders_ids = hasattr(model.tokenizer, "render_chat")
     # gpt-oss prompts are built with Harmony, skipping the template's token budget checks.
@@ -316,7 +344,9 @@ def render_chat(
         )
     # vLLM builds a tool parser only with --enable-auto-tool-choice; Mistral and Harmony parse tools anyway.
     tool_parser = cfg.tool_call_parser if cfg.enable_auto_tool_choice else None
-    tool_choice = validate_tools(req, cfg, bool(tool_parser) or model.tokenizer.kind == "mistral" or harmony)
+    tool_choice = validate_tools(
+        req, cfg, bool(tool_parser) or model.tokenizer.kind == "mistral" or harmony, origin
+    )
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     tools = req.tools if tool_choice != "none" or req.tools else None
     if harmony:

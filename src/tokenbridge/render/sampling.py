@@ -40,6 +40,7 @@ _FIELDS: tuple[tuple[str, Any], ...] = (
     ("logit_bias", None),
     ("allowed_token_ids", None),
     ("extra_args", None),
+    ("output_text_buffer_length", 0),
     ("bad_words", None),
     ("skip_reading_prefix_cache", None),
     ("thinking_token_budget", None),
@@ -82,6 +83,9 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
         for name in _GREEDY_RESET:
             values.pop(name, None)
     values["skip_reading_prefix_cache"] = values.get("prompt_logprobs") is not None
+    stop = values.get("stop")
+    if stop and not values.get("include_stop_str_in_output"):  # held back to cut a stop string
+        values["output_text_buffer_length"] = max(len(s) for s in stop) - 1
     out = {}
     for name, default in _FIELDS:
         if name in values and not _omitted(values[name], default):

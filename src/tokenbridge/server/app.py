@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
@@ -12,17 +14,29 @@ import msgspec
 from tokenbridge import VLLM_COMPAT_VERSION
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
-from tokenbridge.protocol.errors import ApiError, from_msgspec, not_found_model, validation_error
+from tokenbridge.protocol import lax
+from tokenbridge.protocol.errors import ApiError, not_found_model
 from tokenbridge.server import handlers
 from tokenbridge.server.metrics import Metrics
 
-_encode = msgspec.json.Encoder().encode
+_fast_encode = msgspec.json.Encoder().encode
+
+
+def _encode(obj: Any) -> bytes:
+    """JSON bytes; ints beyond 64 bits (echoed from a request) go through the stdlib."""
+    try:
+        return _fast_encode(obj)
+    except OverflowError:
+        return json.dumps(msgspec.to_builtins(obj), ensure_ascii=False, separators=(",", ":")).encode()
+
+
 _JSON = [(b"content-type", b"application/json")]
 _TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 _VARY = (b"vary", b"Origin")
 # Bodies from this size on (a ~10k-token prompt, a long logprobs output) are handled on a
 # thread: the encoder releases the GIL, so short requests keep flowing on the event loop.
 OFFLOAD_BODY_BYTES = 32 * 1024
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 Handler = Callable[["Request"], Any]
 
@@ -36,13 +50,13 @@ class Request:
         self.model = model
         self.cfg = cfg
 
-    def decode(self, typ: type) -> Any:
-        try:
-            obj = msgspec.json.decode(self.body, type=typ)
-        except msgspec.ValidationError as e:
-            raise from_msgspec(e) from None
-        except msgspec.DecodeError:
-            raise json_error(self.body) from None
+    def json(self) -> Any:
+        """The parsed body (``json.loads`` semantics); 400 json_invalid when it is not JSON."""
+        return lax.parse_json(self.body)
+
+    def decode(self, typ: type, obj: Any = None) -> Any:
+        """The body as ``typ`` with pydantic-lax coercions; 404 for a model not served."""
+        obj = lax.convert(self.json() if obj is None else obj, typ)
         name = getattr(obj, "model", None)
         if name is not None and name not in self.model.served_names:
             raise not_found_model(name, self.model.served_names)
@@ -53,22 +67,11 @@ class Request:
         return v.decode("latin-1") if v else None
 
 
-def json_error(body: bytes) -> ApiError:
-    import json
-
-    try:
-        json.loads(body)
-        pos = 0
-    except json.JSONDecodeError as e:
-        pos = e.pos
-    except Exception:
-        pos = 0
-    return validation_error(f"body.{pos}", "json_invalid", "JSON decode error")
-
-
 POST_ROUTES: dict[str, Handler] = {
     "/v1/chat/completions/render": handlers.chat_render,
     "/v1/completions/render": handlers.completion_render,
+    "/v1/messages/render": handlers.messages_render,
+    "/v1/responses/render": handlers.responses_render,
     "/v1/chat/completions/derender": handlers.chat_derender,
     "/v1/completions/derender": handlers.completion_derender,
     "/tokenize": handlers.tokenize,
@@ -134,6 +137,7 @@ class App:
                 return 405, [*_JSON, _VARY], b'{"detail":"Method Not Allowed"}'
             return 404, [*_JSON, _VARY], b'{"detail":"Not Found"}'
         headers = dict(scope["headers"])
+        body = b""
         try:
             if self.cfg.api_key and path not in _NO_AUTH:
                 auth = headers.get(b"authorization", b"").decode("latin-1")
@@ -157,16 +161,26 @@ class App:
                 result = handler(request)
             if isinstance(result, Awaitable):
                 result = await result
+            if result is None:
+                return 200, [_VARY], b""
+            if isinstance(result, bytes):
+                return 200, [*_JSON, _VARY], result
+            return 200, [*_JSON, _VARY], _encode(result)
+        except lax.BodyParseError:
+            return 400, [*_JSON, _VARY], lax.BodyParseError.BODY
         except ApiError as e:
-            return e.status, [*_JSON, _VARY], _encode(e.envelope())
-        except Exception as e:  # a bug must still answer in the envelope
-            err = ApiError(f"{type(e).__name__}: {e}", 500, "InternalServerError")
-            return 500, [*_JSON, _VARY], _encode(err.envelope())
-        if result is None:
-            return 200, [_VARY], b""
-        if isinstance(result, bytes):
-            return 200, [*_JSON, _VARY], result
-        return 200, [*_JSON, _VARY], _encode(result)
+            try:
+                return e.status, [*_JSON, _VARY], _encode(e.envelope())
+            except UnicodeError:  # a lone surrogate echoed in the message: vLLM fails with a 400
+                err = ApiError(e.message.encode("utf-8", "replace").decode())
+                return 400, [*_JSON, _VARY], _encode(err.envelope())
+        except Exception as e:
+            if isinstance(e, (UnicodeError, OverflowError)) or _LONE_SURROGATE.search(body):
+                # vLLM fails the same way on lone surrogates (tokenizer, UTF-8 encoding): a 400
+                err = ApiError(f"{type(e).__name__}: {e}".encode("utf-8", "replace").decode())
+            else:  # a bug must still answer in the envelope
+                err = ApiError(f"{type(e).__name__}: {e}", 500, "InternalServerError")
+            return err.status, [*_JSON, _VARY], _encode(err.envelope())
 
     async def _read_body(self, receive, headers) -> bytes:
         limit = self.cfg.max_body_bytes

@@ -7,32 +7,105 @@ import time
 
 from tokenbridge.derender import chat as chat_derender_stage
 from tokenbridge.derender import completion as completion_derender_stage
+from tokenbridge.protocol import anthropic as anthropic_protocol
+from tokenbridge.protocol import early
 from tokenbridge.protocol.engine import DerenderChatRequest, DerenderCompletionRequest
-from tokenbridge.protocol.errors import ApiError, validation_error
+from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
 from tokenbridge.protocol.openai import (
     ChatCompletionRequest,
     CompletionRequest,
     DetokenizeRequest,
     TokenizeRequest,
 )
+from tokenbridge.protocol.responses import ResponsesRequest
+from tokenbridge.render.anthropic import render_messages
 from tokenbridge.render.chat import render_chat, render_prompt, render_prompt_ids, template_kwargs
 from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
+from tokenbridge.render.responses import render_responses
 
 
 def chat_render(r):
-    req = r.decode(ChatCompletionRequest)
+    obj = check_chat_body(r.json())
+    req = r.decode(ChatCompletionRequest, obj)
+    check_mm_kwargs(obj)
     return render_chat(r.model, r.cfg, req, r.request_id())
 
 
+def messages_render(r):
+    try:
+        req = r.decode(anthropic_protocol.MessagesRequest)
+    except ApiError as e:
+        raise anthropic_protocol.tag_thinking_loc(e, r.body) from None
+    anthropic_protocol.validate(req)
+    return render_messages(r.model, r.cfg, req, r.request_id())
+
+
+def responses_render(r):
+    # vLLM ignores X-Request-Id here: the id is the body's request_id or a fresh resp_ one.
+    return render_responses(r.model, r.cfg, r.decode(ResponsesRequest))
+
+
+def check_chat_body(obj):
+    """vLLM's chat before-validators, then the ``messages`` union and the raising fields."""
+    return early.check_chat(obj, check_messages)
+
+
+def check_mm_kwargs(obj: dict) -> None:
+    """vLLM's preprocessing refuses per-request multimodal kwargs (no --trust-request-mm-kwargs);
+    it reads them with ``getattr``, so undeclared (extra) keys count too."""
+    for name, what in (("mm_processor_kwargs", "preprocessing"), ("media_io_kwargs", "media loading")):
+        if obj.get(name):
+            raise bad_request(
+                f"Per-request {name} are disabled by default because they can change multimodal "
+                f"{what} resource usage. Start the server with --trust-request-mm-kwargs only when "
+                "clients are trusted.",
+                name,
+            )
+
+
+def check_messages(obj: dict) -> None:
+    """``messages`` is iterated before validation (a TypeError there is a 400 BadRequestError),
+    then each message must fit one of vLLM's message types."""
+    messages = obj.get("messages")
+    if not isinstance(messages, list):
+        return
+    for i, m in enumerate(messages):
+        loc = f"body.messages.{i}"
+        if not isinstance(m, dict):
+            raise validation_error(loc, "dict_type", "Input should be a valid dictionary")
+        if not isinstance(m.get("role"), str):
+            raise validation_error(f"{loc}.role", "string_type", "Input should be a valid string")
+        content = m.get("content")
+        if "content" in m and not isinstance(content, (str, list)) and content is not None:
+            raise validation_error(f"{loc}.content", "string_type", "Input should be a valid string")
+        if content is None and "content" in m and m["role"] not in ("assistant", "function"):
+            raise validation_error(f"{loc}.content", "string_type", "Input should be a valid string")
+        if isinstance(content, list):
+            for part in content:
+                if not isinstance(part, (dict, str)):
+                    raise ApiError("Input should be a valid dictionary")
+                if isinstance(part, dict) and part.get("type", "text") == "text" and not isinstance(
+                    part.get("text", ""), str
+                ):
+                    raise ApiError("Input should be a valid string")
+        if "name" in m and not isinstance(m["name"], str):
+            raise validation_error(f"{loc}.name", "string_type", "Input should be a valid string")
+
+
 def completion_render(r):
-    req = r.decode(CompletionRequest)
+    obj = early.check_completion(r.json())
+    req = r.decode(CompletionRequest, obj)
+    check_mm_kwargs(obj)
     return render_completion(r.model, r.cfg, req, r.request_id())
 
 
 def chat_derender(r):
-    req = r.decode(DerenderChatRequest)
+    obj = r.json()
+    if isinstance(obj, dict):
+        check_chat_body(obj.get("chat_request"))
+    req = r.decode(DerenderChatRequest, obj)
     return chat_derender_stage.handle(r.model, r.cfg, req)
 
 
@@ -41,8 +114,34 @@ def completion_derender(r):
     return completion_derender_stage.handle(r.model, r.cfg, req)
 
 
+_TOKENIZE_COMPLETION_KEYS = ("model", "prompt", "add_special_tokens", "return_token_strs")
+
+
+def tokenize_request(r, obj) -> TokenizeRequest:
+    """vLLM's ``TokenizeCompletionRequest | TokenizeChatRequest`` smart union: the chat form when
+    ``messages`` validates, else the completion form (which ignores chat keys) when it does."""
+    if not isinstance(obj, dict):
+        return r.decode(TokenizeRequest, obj)
+    completion = {k: obj[k] for k in _TOKENIZE_COMPLETION_KEYS if k in obj}
+    if "messages" not in obj:
+        return r.decode(TokenizeRequest, completion)
+    early.check_generation_prompt(obj)
+    try:
+        check_messages(obj)
+        return r.decode(TokenizeRequest, obj)
+    except ApiError as e:
+        if e.type != "Bad Request" or "prompt" not in obj:
+            raise
+        try:
+            return r.decode(TokenizeRequest, completion)
+        except ApiError:
+            raise e from None
+
+
 def tokenize(r):
-    req = r.decode(TokenizeRequest)
+    obj = r.json()
+    req = tokenize_request(r, obj)
+    check_mm_kwargs(obj)
     tok = r.model.tokenizer
     if req.messages is not None:
         check_tool_call_arguments(req.messages)

@@ -1,4 +1,8 @@
-"""Process start-up: load the model once, then serve with uvicorn in one or more workers."""
+"""Process start-up: load the model once, then serve in one or more workers.
+
+The bare httptools server (``server/http.py``) serves by default; ``TOKENBRIDGE_HTTP=uvicorn``
+selects uvicorn instead (same app, same answers).
+"""
 
 from __future__ import annotations
 
@@ -47,12 +51,13 @@ def serve(args) -> int:
         workers = default_workers()
     else:
         workers = max(1, args.workers)
+    run_server = run_uvicorn if os.environ.get("TOKENBRIDGE_HTTP") == "uvicorn" else run_bare
     if workers == 1:
-        run_uvicorn(app, args.host, args.port)
+        run_server(app, args.host, args.port)
         return 0
     from tokenbridge.server.workers import serve_workers
 
-    return serve_workers(lambda sock: run_uvicorn(app, args.host, args.port, sock), args.host, args.port, workers)
+    return serve_workers(lambda sock: run_server(app, args.host, args.port, sock), args.host, args.port, workers)
 
 
 def start_fast_encoder(app: App) -> None:
@@ -67,6 +72,14 @@ def start_fast_encoder(app: App) -> None:
     import threading
 
     threading.Thread(target=load, name="tokenbridge-fast-encoder", daemon=True).start()
+
+
+def run_bare(app: App, host: str, port: int, sock: socket.socket | None = None) -> None:
+    """The bare httptools server: no ASGI layer between the socket and ``App._handle``."""
+    from tokenbridge.server import http
+
+    start_fast_encoder(app)
+    http.run(app, host, port, sock)
 
 
 def run_uvicorn(app: App, host: str, port: int, sock: socket.socket | None = None) -> None:

@@ -112,6 +112,99 @@ def _special_texts(vocab: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+_TEXT, _DROP, _CLOSE, _CLOSE_KEEP, _OPEN = range(5)
+
+
+class _Lexer:
+    """The action tables and marker scanner of one format over one vocabulary.
+
+    Built once per (format, vocabulary) and shared by every request: the tables depend only
+    on those two, and rebuilding them (the vocabulary's special tokens, a sort) per request
+    costs more than parsing a short output.
+    """
+
+    __slots__ = ("actions", "span_open", "span_close", "search", "prefixes", "max_len")
+
+    def __init__(self, fmt: MarkerFormat, vocab: Any) -> None:
+        markers = (
+            set(fmt.start) | set(fmt.end) | set(fmt.implicit_end) | set(fmt.literals)
+            | set(fmt.tool_open) | set(fmt.tool_close) | set(fmt.content_drops)
+        )
+        drops = _special_texts(vocab) - markers if fmt.drop_special_tokens else frozenset()
+        reasoning_actions: dict[str, int] = {m: _TEXT for m in markers}
+        content_actions: dict[str, int] = dict(reasoning_actions)
+        for m in drops:
+            reasoning_actions[m] = content_actions[m] = _DROP
+        for m in fmt.start:
+            reasoning_actions[m] = _DROP
+            content_actions[m] = _OPEN if fmt.reopen else _TEXT
+        for m in fmt.implicit_end:
+            reasoning_actions[m] = _CLOSE_KEEP
+        for m in fmt.end:
+            reasoning_actions[m] = _CLOSE
+            content_actions[m] = _DROP if fmt.drop_end_in_content else _TEXT
+        for m in fmt.content_drops:
+            content_actions[m] = _DROP
+        self.actions = (content_actions, reasoning_actions)
+        self.span_open = frozenset(fmt.tool_open) | frozenset(fmt.implicit_end)
+        self.span_close = frozenset(fmt.tool_close)
+        # Longest first: ``re`` takes the first alternative that matches, so a search finds
+        # the leftmost marker and, there, the longest one (leftmost-longest lexing).
+        literals = sorted(reasoning_actions, key=lambda m: (-len(m), m))
+        self.search = re.compile("|".join(map(re.escape, literals))).search if literals else None
+        #: Every proper prefix of a marker: what a chunk may end with while a marker is cut.
+        self.prefixes = frozenset(m[:k] for m in literals for k in range(1, len(m)))
+        self.max_len = max(map(len, literals), default=0)
+
+    def partial_at(self, buf: str, pos: int) -> int:
+        """The first ``j >= pos`` where ``buf[j:]`` is a proper prefix of a marker, else -1."""
+        prefixes = self.prefixes
+        for j in range(max(pos, len(buf) - self.max_len + 1), len(buf)):
+            if buf[j:] in prefixes:
+                return j
+        return -1
+
+
+_PER_VOCAB: dict[tuple[str, MarkerFormat, int], tuple[Any, Any]] = {}
+
+
+def _per_vocab(kind: str, fmt: MarkerFormat, vocab: Any, build: Callable[[MarkerFormat, Any], Any]) -> Any:
+    """``build(fmt, vocab)``, memoized per format and tokenizer. The entry holds the tokenizer
+    it was built from, so a recycled ``id`` never returns another tokenizer's tables."""
+    key = (kind, fmt, id(vocab))
+    hit = _PER_VOCAB.get(key)
+    if hit is not None and hit[0] is vocab:
+        return hit[1]
+    if len(_PER_VOCAB) >= 256:
+        _PER_VOCAB.clear()
+    value = build(fmt, vocab)
+    _PER_VOCAB[key] = (vocab, value)
+    return value
+
+
+def _lexer_for(fmt: MarkerFormat, vocab: Any) -> _Lexer:
+    return _per_vocab("lexer", fmt, vocab, _Lexer)
+
+
+_END, _START, _BOUNDARY = range(3)
+
+
+def _prompt_markers(fmt: MarkerFormat, vocab: Any) -> dict[int, int]:
+    """Token id -> what it means to the prompt check (end before start before boundary)."""
+    end_ids: set[int] = set()
+    for m in fmt.end + fmt.implicit_end:
+        i = _token_id(vocab, m)
+        if i is not None:
+            end_ids.add(i)
+        elif m in fmt.end:
+            end_ids = set()
+            break
+    kinds = {i: _BOUNDARY for i in (_token_id(vocab, m) for m in fmt.turn_boundaries) if i is not None}
+    kinds.update((i, _START) for i in (_token_id(vocab, m) for m in fmt.start) if i is not None)
+    kinds.update((i, _END) for i in end_ids)
+    return kinds
+
+
 def engine_reasoning_ended(
     fmt: MarkerFormat, prompt_token_ids: list[int], ctx: ParseContext
 ) -> bool:
@@ -122,28 +215,18 @@ def engine_reasoning_ended(
     if not wait and fmt.off_is_identity:
         return True
     start_opens = (on and fmt.starts_in_reasoning) or fmt.reopen
-    vocab = ctx.vocab
-    end_ids = set()
-    for m in fmt.end + fmt.implicit_end:
-        i = _token_id(vocab, m)
-        if i is not None:
-            end_ids.add(i)
-        elif m in fmt.end:
-            end_ids = set()
-            break
-    start_ids = {i for i in (_token_id(vocab, m) for m in fmt.start) if i is not None}
-    boundary_ids = {
-        i for i in (_token_id(vocab, m) for m in fmt.turn_boundaries) if i is not None
-    }
+    kinds = _per_vocab("prompt", fmt, ctx.vocab, _prompt_markers)
+    get = kinds.get
+    # From the end, only as far as the first marker: this turn's tail decides.
     for t in reversed(prompt_token_ids):
-        if t in end_ids:
+        kind = get(t)
+        if kind is None:
+            continue
+        if kind == _END:
             return True
-        if t in start_ids:
-            if start_opens:
-                return False
-            break
-        if t in boundary_ids:
-            break
+        if kind == _START and start_opens:
+            return False
+        break
     return not wait
 
 
@@ -154,7 +237,7 @@ class MarkerEngineParser(ReasoningParser):
 
     fmt: ClassVar[MarkerFormat]
 
-    _TEXT, _DROP, _CLOSE, _CLOSE_KEEP, _OPEN = range(5)
+    _TEXT, _DROP, _CLOSE, _CLOSE_KEEP, _OPEN = _TEXT, _DROP, _CLOSE, _CLOSE_KEEP, _OPEN
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -172,62 +255,11 @@ class MarkerEngineParser(ReasoningParser):
         self.buf = ""
         self.held_ws = ""
         self.in_span = False
-        markers = (
-            set(fmt.start) | set(fmt.end) | set(fmt.implicit_end) | set(fmt.literals)
-            | set(fmt.tool_open) | set(fmt.tool_close) | set(fmt.content_drops)
-        )
-        drops = (
-            _special_texts(ctx.vocab) - markers if fmt.drop_special_tokens else frozenset()
-        )
-        reasoning_actions: dict[str, int] = {m: self._TEXT for m in markers}
-        content_actions: dict[str, int] = dict(reasoning_actions)
-        for m in drops:
-            reasoning_actions[m] = content_actions[m] = self._DROP
-        for m in fmt.start:
-            reasoning_actions[m] = self._DROP
-            content_actions[m] = self._OPEN if fmt.reopen else self._TEXT
-        for m in fmt.implicit_end:
-            reasoning_actions[m] = self._CLOSE_KEEP
-        for m in fmt.end:
-            reasoning_actions[m] = self._CLOSE
-            content_actions[m] = self._DROP if fmt.drop_end_in_content else self._TEXT
-        for m in fmt.content_drops:
-            content_actions[m] = self._DROP
-        self._span_open = frozenset(fmt.tool_open) | frozenset(fmt.implicit_end)
-        self._span_close = frozenset(fmt.tool_close)
-        self._actions = (content_actions, reasoning_actions)
-        self._literals = sorted(reasoning_actions, key=len, reverse=True)
-        self._first = frozenset(m[0] for m in self._literals)
+        self._lexer = _lexer_for(fmt, ctx.vocab)
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         return engine_reasoning_ended(cls.fmt, prompt_token_ids, ctx)
-
-    # -- lexing -----------------------------------------------------------------------------
-
-    def _match_at(self, buf: str, j: int, final: bool) -> tuple[str | None, bool]:
-        """Longest marker at ``j``, and whether more text could still make a longer one."""
-        best = None
-        for m in self._literals:
-            if buf.startswith(m, j):
-                best = m
-                break
-        if final:
-            return best, False
-        rest = buf[j:]
-        longer = any(
-            len(m) > len(rest) and m.startswith(rest) and (best is None or len(m) > len(best))
-            for m in self._literals
-        )
-        return best, longer
-
-    def _could_start(self, buf: str, j: int) -> bool:
-        rest = len(buf) - j
-        for m in self._literals:
-            n = min(rest, len(m))
-            if buf[j : j + n] == m[:n]:
-                return True
-        return False
 
     def _emit(self, text: str, r: list[str], c: list[str]) -> None:
         if not text:
@@ -244,39 +276,49 @@ class MarkerEngineParser(ReasoningParser):
             r.append(text)
 
     def _run(self, final: bool) -> tuple[str, str]:
+        """Lex ``self.buf`` leftmost-longest; unless ``final``, hold back from the first place
+        where the rest of the buffer could still grow into a (longer) marker."""
         buf, r, c = self.buf, [], []
-        pos, n, first = 0, len(buf), self._first
+        lexer = self._lexer
+        actions, span_open, span_close = lexer.actions, lexer.span_open, lexer.span_close
+        search = lexer.search
+        pos, n = 0, len(buf)
+        hold = n if final else lexer.partial_at(buf, 0)
+        if hold == -1:
+            hold = n
         while pos < n:
-            j = pos
-            while j < n and not (buf[j] in first and self._could_start(buf, j)):
-                j += 1
+            m = search(buf, pos) if search is not None else None
+            j = m.start() if m is not None else n
+            if hold < j or (hold == j and hold < n):
+                if hold < pos:  # a prefix inside a consumed marker: look again from here
+                    hold = lexer.partial_at(buf, pos)
+                    if hold == -1:
+                        hold = n
+                    continue
+                self._emit(buf[pos:hold], r, c)
+                pos = hold
+                break
             self._emit(buf[pos:j], r, c)
-            pos = j
-            if j >= n:
+            if m is None:
+                pos = n
                 break
-            best, longer = self._match_at(buf, j, final)
-            if longer:
-                break
-            if best is None:
-                self._emit(buf[j], r, c)
-                pos = j + 1
-                continue
-            action = self._actions[self.in_reasoning][best]
-            pos = j + len(best)
-            if best in self._span_close:
+            best = m.group()
+            action = actions[self.in_reasoning][best]
+            pos = m.end()
+            if best in span_close:
                 if self.in_span:
-                    action = self._TEXT
+                    action = _TEXT
                 self.in_span = False
-            elif best in self._span_open and (action != self._TEXT or not self.in_reasoning):
+            elif best in span_open and (action != _TEXT or not self.in_reasoning):
                 self.in_span = True
-            if action == self._TEXT:
+            if action == _TEXT:
                 self._emit(best, r, c)
-            elif action == self._CLOSE:
+            elif action == _CLOSE:
                 self.in_reasoning = False
-            elif action == self._CLOSE_KEEP:
+            elif action == _CLOSE_KEEP:
                 self.in_reasoning = False
                 c.append(best)
-            elif action == self._OPEN:
+            elif action == _OPEN:
                 self.in_reasoning = True
         self.buf = buf[pos:]
         if final:

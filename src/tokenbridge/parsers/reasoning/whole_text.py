@@ -224,7 +224,8 @@ def _muse_messages(text: str) -> list[tuple[str | None, str, str]]:
     for i, h in enumerate(heads):
         stop = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         b = _MUSE_BODY_END.search(text, h.end(), stop)
-        out.append((h.group("to"), text[h.end() : b.start() if b else stop], text[h.start() : stop]))
+        body = text[h.end() : b.start() if b else stop]
+        out.append((h.group("to"), body, text[h.start() : stop]))
     return out
 
 

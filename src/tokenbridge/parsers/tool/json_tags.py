@@ -590,6 +590,8 @@ class HeldCallsParser(ToolParser):
         if not text:
             return Delta()
         result = self.decide(text)
+        if result.content is None:
+            self.null_content = True
         return Delta(
             content=result.content or "",
             tool_calls=[

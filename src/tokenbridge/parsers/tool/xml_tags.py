@@ -16,6 +16,7 @@ Families differ only in data (:class:`Family`): terminals, transitions, converte
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -29,6 +30,8 @@ from tokenbridge.parsers.registry import tool_parser
 CONTENT, REASONING, PREAMBLE, NAME, ARGS, BETWEEN = (
     "CONTENT", "REASONING", "TOOL_PREAMBLE", "TOOL_NAME", "TOOL_ARGS", "TOOL_BETWEEN",
 )
+# Inkling's block header: text there is held and only becomes content if the block ends.
+HEADER = "MESSAGE_HEADER"
 TOOL_STATES = frozenset({PREAMBLE, NAME, ARGS, BETWEEN})
 PLAIN_STATES = frozenset({CONTENT, REASONING})
 
@@ -59,6 +62,20 @@ class Family:
     content_events: dict[str, str] = field(
         default_factory=lambda: {CONTENT: TEXT, REASONING: "reasoning", NAME: "name", ARGS: ARG}
     )
+    #: special tokens that are pieces of the family's markers (never dropped as strays)
+    preserve_tokens: frozenset[str] = frozenset()
+    #: keys of a JSON call body that hold the arguments (name-from-JSON path)
+    json_args_keys: tuple[str, ...] = ("arguments", "parameters")
+    #: the arguments text itself is the JSON (no converter, kept unparsed) - PLaMo-3
+    raw_json_args: bool = False
+    #: converter that needs the call's schema ``properties`` (MiniMax-M3); it replaces
+    #: ``arg_converter`` and gets the name of the first call with the same raw arguments
+    schema_arg_converter: Callable[[str, dict], str] | None = None
+    #: text after tool blocks stays content (Inkling's blocks may follow each other)
+    keep_text_after_calls: bool = False
+    #: prefix of every marker; a truncated marker at the end of content or of a name, or
+    #: after the arguments, is cut off (PLaMo-3)
+    unfinished_marker: str | None = None
 
     def literals(self) -> dict[str, str]:
         return {lit: name for name, lits in self.terminals.items() for lit in lits}
@@ -410,7 +427,9 @@ def _glm_thinking(ctx: ParseContext) -> bool:
 _NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"]*)"')
 
 
-def _name_and_args_from_json(raw: str) -> tuple[str, str]:
+def _name_and_args_from_json(
+    raw: str, keys: tuple[str, ...] = ("arguments", "parameters")
+) -> tuple[str, str]:
     raw = raw.strip()
     try:
         parsed = json.loads(raw)
@@ -419,7 +438,7 @@ def _name_and_args_from_json(raw: str) -> tuple[str, str]:
     if not isinstance(parsed, dict):
         return "", raw
     name = parsed.get("name", "")
-    for key in ("arguments", "parameters"):
+    for key in keys:
         if key in parsed:
             v = parsed[key]
             return name, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
@@ -456,6 +475,8 @@ class TagToolParser(ToolParser):
         # tool_choice "none" with tools: vLLM's engine parses calls out of the text but emits
         # none of them, and the content around them is kept as is (no whitespace rules).
         self.suppress = ctx.tool_choice == "none" and bool(ctx.tools)
+        marker = fam.unfinished_marker
+        self.marker_lits = tuple(lit for lit in fam.literals() if marker and lit.startswith(marker))
         self._reset()
 
     @classmethod
@@ -470,7 +491,7 @@ class TagToolParser(ToolParser):
         ids = getattr(vocab, "all_special_ids", None) if vocab is not None else None
         if not ids:
             return []
-        configured = set(fam.literals())
+        configured = set(fam.literals()) | fam.preserve_tokens
         out = []
         for i in sorted(ids):
             text = vocab.id_to_token(i)
@@ -496,23 +517,30 @@ class TagToolParser(ToolParser):
         self.named = False  # some call emitted a name (vLLM then drops text after calls)
         self.n_calls = 0
         self.resolved = False  # content final (a call succeeded)
+        self.header = ""  # text of an open Inkling block header
+        self.hold = ""  # content that may be a truncated marker (or blank so far)
+        self.hold_nonws = False  # some non-blank content passed the marker hold
+        self.arg_digests: list[list[str]] = []  # [digest of raw args, name] per closed call
 
     def snapshot(self) -> Any:
         return [
             self.buf, self.state, self.tool_index, self.slot, self.args_buf, self.args_depth,
             self.args_in_str, self.args_esc, self.seen_tool, self.pending, self.content_out,
-            self.deferred, self.named, self.n_calls, self.resolved,
+            self.deferred, self.named, self.n_calls, self.resolved, self.header, self.hold,
+            self.hold_nonws, self.arg_digests,
         ]
 
     def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 15:
+        if not isinstance(snap, list) or len(snap) != 19:
             raise ValueError("bad tool parser state")
         (
             self.buf, self.state, self.tool_index, slot, self.args_buf, self.args_depth,
             self.args_in_str, self.args_esc, self.seen_tool, self.pending, self.content_out,
-            self.deferred, self.named, self.n_calls, self.resolved,
+            self.deferred, self.named, self.n_calls, self.resolved, self.header, self.hold,
+            self.hold_nonws, digests,
         ) = snap
         self.slot = list(slot) if slot is not None else None
+        self.arg_digests = [list(d) for d in digests]
 
     # -- feeding -------------------------------------------------------------------------------
 
@@ -532,8 +560,14 @@ class TagToolParser(ToolParser):
             self.state = CONTENT
         elif self.state == REASONING:
             self.state = CONTENT
+        elif self.state == HEADER:
+            header, self.header = self.header, ""
+            if header:
+                self._event(TEXT, header, out)
+            self.state = CONTENT
         self._close_slot(out)
         self._flush_content(out)
+        self._release_hold(out)
         return out
 
     def _lex(self, out: Delta, final: bool) -> None:
@@ -572,17 +606,24 @@ class TagToolParser(ToolParser):
         if self.state == ARGS and nxt != ARGS and self.args_buf:
             self._event(ARG, self.args_buf, out)
             self.args_buf = ""
+        header = None
+        if self.state == HEADER:
+            header, self.header = self.header, ""
         self.state = nxt
         for ev in events:
             if ev == CALL_START:
                 self.tool_index += 1
-            if ev == TEXT and not value:
+            text = header if header is not None and ev == TEXT else value
+            if ev == TEXT and not text:
                 continue
-            self._event(ev, value, out)
+            self._event(ev, text, out)
         if nxt == ARGS:
             self.args_depth, self.args_in_str, self.args_esc = 0, False, False
 
     def _on_text(self, text: str, out: Delta) -> None:
+        if self.state == HEADER:
+            self.header += text
+            return
         if self.state == ARGS:
             if self.fam.tool_args_json:
                 self._json_args(text, out)
@@ -622,7 +663,7 @@ class TagToolParser(ToolParser):
     def _event(self, kind: str, value: str, out: Delta) -> None:
         if self.suppress:
             if kind == TEXT:
-                out.content += value
+                self._out_content(value, out)
             return
         if kind == TEXT:
             self._content(value, out)
@@ -640,6 +681,9 @@ class TagToolParser(ToolParser):
                 self.slot[1] += value
 
     def _content(self, text: str, out: Delta) -> None:
+        if self.fam.keep_text_after_calls:
+            self._content_kept(text, out)
+            return
         if self.seen_tool:
             if not self.named:
                 self.deferred += text
@@ -649,15 +693,103 @@ class TagToolParser(ToolParser):
             return
         body = self.pending.rstrip()
         if body:
-            out.content += body
+            self._out_content(body, out)
             self.content_out = True
             self.pending = self.pending[len(body):]
+
+    def _content_kept(self, text: str, out: Delta) -> None:
+        """Content when text after calls is kept: blank text before the first call is held
+        (dropped if a call gets a name), as is what follows it until that is known."""
+        if self.content_out:
+            self._out_content(text, out)
+        elif not self.seen_tool:
+            self.pending += text
+            if self.pending.strip():
+                self._out_content(self.pending, out)
+                self.pending, self.content_out = "", True
+        else:
+            self.deferred += text
+            self._release_kept(out)
+
+    def _release_kept(self, out: Delta) -> None:
+        if self.named and not self.content_out:
+            self.pending = ""
+            if self.deferred.strip():
+                self._out_content(self.deferred, out)
+                self.deferred, self.content_out = "", True
+
+    def _out_content(self, text: str, out: Delta) -> None:
+        """Emit content; with ``unfinished_marker``, hold what may be a truncated marker at
+        the end (and blank content, which vanishes when calls were made)."""
+        if not self.marker_lits:
+            out.content += text
+            return
+        buf = self.hold + text
+        cut = self._marker_cut(buf)
+        if not self.hold_nonws and not buf[:cut].strip():
+            self.hold = buf
+            return
+        out.content += buf[:cut]
+        self.hold = buf[cut:]
+        self.hold_nonws = True
+
+    def _marker_cut(self, text: str) -> int:
+        marker = self.fam.unfinished_marker or ""
+        i = text.rfind(marker)
+        if i >= 0 and self._marker_prefix(text[i:]):
+            return i
+        for k in range(min(len(marker) - 1, len(text)), 0, -1):
+            if marker.startswith(text[-k:]):
+                return len(text) - k
+        return len(text)
+
+    def _marker_prefix(self, text: str) -> bool:
+        return any(len(lit) > len(text) and lit.startswith(text) for lit in self.marker_lits)
+
+    def _cut_unfinished(self, text: str) -> str:
+        """``text`` without a trailing truncated marker; vLLM compares token ids, so with a
+        tokenizer the cut needs the piece's ids to be a proper prefix of a marker's."""
+        marker = self.fam.unfinished_marker
+        i = text.rfind(marker) if marker else -1
+        if i < 0 or not self._marker_prefix(text[i:]):
+            return text
+        encode = getattr(self.ctx.vocab, "encode", None)
+        if encode is not None:
+            ids = list(encode(text[i:]))
+            if not any(
+                len(full) > len(ids) and full[: len(ids)] == ids
+                for full in (list(encode(lit)) for lit in self.marker_lits)
+            ):
+                return text
+        return text[:i]
+
+    def _release_hold(self, out: Delta) -> None:
+        text, self.hold = self._cut_unfinished(self.hold), ""
+        if not self.hold_nonws and not text.strip() and self.n_calls:
+            drop = self.fam.drop_ws_content_before_tools
+            text = "" if drop or self.fam.strip_content_with_tools else text
+        out.content += text
 
     def _close_slot(self, out: Delta) -> None:
         slot, self.slot = self.slot, None
         if slot is None:
             return
         name, args = slot
+        fam = self.fam
+        if fam.schema_arg_converter is not None:
+            digest = hashlib.blake2b(args.encode(), digest_size=8).hexdigest()
+            self.arg_digests.append([digest, name])
+            schema_name = next(n for d, n in self.arg_digests if d == digest)
+        if fam.unfinished_marker:
+            name = self._cut_unfinished(name)
+            cut = args.rfind(fam.unfinished_marker)
+            if cut >= 0:
+                try:
+                    json.loads(args[:cut])
+                except ValueError:
+                    pass
+                else:
+                    args = args[:cut]
         if self.fam.strip_name:
             name = name.strip()
         cand = name or self._json_name(args)
@@ -667,18 +799,29 @@ class TagToolParser(ToolParser):
             name = cand
             if not self.named:
                 self.named = True
-                self.deferred = ""
+                if fam.keep_text_after_calls:
+                    self._release_kept(out)
+                else:
+                    self.deferred = ""
         if not name and not args:
             return
         name = name.strip()
         if not name and args.strip():
-            name, args_json = _name_and_args_from_json(args)
+            name, args_json = _name_and_args_from_json(args, fam.json_args_keys)
         elif args.strip():
-            conv = self.fam.arg_converter
+            conv = fam.arg_converter
             try:
-                args_json = conv(args, False) if conv else _name_and_args_from_json(args)[1]
+                if fam.schema_arg_converter is not None:
+                    props = tool_properties(self.tools, schema_name.strip())
+                    args_json = fam.schema_arg_converter(args, props)
+                elif conv:
+                    args_json = conv(args, False)
+                elif fam.raw_json_args:
+                    args_json = args.strip()
+                else:
+                    args_json = _name_and_args_from_json(args, fam.json_args_keys)[1]
             except (ValueError, TypeError):
-                args_json = _name_and_args_from_json(args)[1]
+                args_json = _name_and_args_from_json(args, fam.json_args_keys)[1]
         else:
             args_json = "{}"
         if not isinstance(name, str) or not self._accept(name):
@@ -703,16 +846,25 @@ class TagToolParser(ToolParser):
 
     def _resolve_with_calls(self, out: Delta) -> None:
         """A call succeeded and later text is dropped, so the content is final now."""
+        if self.fam.keep_text_after_calls:
+            return
         self.resolved = True
-        out.content += self._final_tail(self.pending)
+        self._out_content(self._final_tail(self.pending), out)
         self.pending = ""
 
     def _flush_content(self, out: Delta) -> None:
         if self.resolved:
             return
+        if self.fam.keep_text_after_calls:
+            tail = self.deferred if self.named else self.pending + self.deferred
+            self.pending = self.deferred = ""
+            if not self.content_out and self.seen_tool and not tail.strip():
+                tail = "" if (self.n_calls or not self.named) else tail
+            self._out_content(tail, out)
+            return
         tail = self.pending + ("" if self.named else self.deferred)
         self.pending = self.deferred = ""
-        out.content += self._final_tail(tail)
+        self._out_content(self._final_tail(tail), out)
 
     def _final_tail(self, tail: str) -> str:
         """What is left of the content: ``tail`` follows the content emitted so far (which, if
@@ -786,4 +938,389 @@ GlmToolParser = tool_parser(
 # Ling3 reuses the GLM-4.7 grammar and its thinking switch unchanged.
 Ling3ToolParser = tool_parser("ling3", family="glm45")(
     _family_parser("Ling3ToolParser", chooser=_glm_chooser)
+)
+
+
+# ── MiniMax-M2/M3, PLaMo-3, Inkling ─────────────────────────────────────────────────────────
+
+_MINIMAX_PARAM_NAME = (
+    r"<\s*parameter\s+name\s*=\s*"
+    r"(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^>\s]+))\s*>"
+)
+_MINIMAX_PARAM = re.compile(
+    _MINIMAX_PARAM_NAME + r"(?P<value>.*?)(?:<\s*/\s*parameter\s*>|(?=<\s*parameter\s+name\s*=))",
+    re.S,
+)
+_MINIMAX_PARTIAL = re.compile(_MINIMAX_PARAM_NAME + r"(?P<value>.*)$", re.S)
+
+
+def _minimax_param_name(m: re.Match) -> str:
+    return (m.group("dq") or m.group("sq") or m.group("bare") or "").strip()
+
+
+def minimax_m2_params(raw: str, partial: bool) -> str:
+    """``<parameter name="k">v</parameter>`` (name quoted either way or bare); values are
+    inline, so they are kept byte for byte; nameless parameters are skipped."""
+    params: dict[str, Any] = {}
+    for m in _MINIMAX_PARAM.finditer(raw):
+        if _minimax_param_name(m):
+            params[_minimax_param_name(m)] = m.group("value")
+    if partial:
+        m = _MINIMAX_PARTIAL.search(_MINIMAX_PARAM.sub("", raw))
+        if m and _minimax_param_name(m):
+            params[_minimax_param_name(m)] = m.group("value")
+    return json.dumps(params, ensure_ascii=False)
+
+
+def _invoke_family(
+    name: str, ns: str, tool: tuple[str, str], think: tuple[str, str] | None, **flags: Any
+) -> Family:
+    """MiniMax ``<invoke name="NAME">…</invoke>`` calls inside a tool block; every structural
+    tag carries the ``ns`` prefix (empty for M2). M2 also opens a call outside a block and
+    swallows a stray block closer; M3's block closer ends the message (later text is dropped)."""
+    invokes = ("INVOKE_DQ", "INVOKE_SQ", "INVOKE_BARE")
+    m2 = think is not None
+    terminals: dict[str, tuple[str, ...]] = {
+        "TOOL_START": (tool[0],), "TOOL_END": (tool[1],),
+        "INVOKE_DQ": (f'{ns}<invoke name="',), "INVOKE_SQ": (f"{ns}<invoke name='",),
+        "INVOKE_BARE": (f"{ns}<invoke name=",), "INVOKE_END": (f"{ns}</invoke>",),
+        "NAME_END_DQ": ('">',), "NAME_END_SQ": ("'>",), "NAME_END_BARE": (">",),
+    }
+    transitions: Transitions = {
+        (CONTENT, "TOOL_START"): _t(PREAMBLE),
+        (ARGS, "INVOKE_END"): _t(BETWEEN, CALL_END),
+        **{(st, inv): _t(NAME, CALL_START) for st in (PREAMBLE, BETWEEN) for inv in invokes},
+        **{(NAME, end): _t(ARGS) for end in ("NAME_END_DQ", "NAME_END_SQ", "NAME_END_BARE")},
+    }
+    if m2:
+        terminals.update({
+            "THINK_START": (think[0],), "THINK_END": (think[1],),
+            "PARAM_START": ("<parameter name=",), "PARAM_END": ("</parameter>",),
+        })
+        transitions.update({
+            (REASONING, "THINK_START"): _t(REASONING),
+            (REASONING, "THINK_END"): _t(CONTENT, REASONING_END),
+            (CONTENT, "THINK_END"): _t(CONTENT),
+            (REASONING, "TOOL_START"): _t(PREAMBLE, REASONING_END),
+            (ARGS, "PARAM_START"): _t(ARGS, ARG),
+            (ARGS, "PARAM_END"): _t(ARGS, ARG),
+            (PREAMBLE, "TOOL_END"): _t(CONTENT),
+            (BETWEEN, "TOOL_END"): _t(CONTENT),
+            (CONTENT, "TOOL_END"): _t(CONTENT),
+            **{(CONTENT, inv): _t(NAME, CALL_START) for inv in invokes},
+        })
+    else:
+        transitions.update({
+            (PREAMBLE, "TOOL_END"): _t(BETWEEN),
+            (BETWEEN, "TOOL_END"): _t(BETWEEN),
+        })
+    return Family(name=name, terminals=terminals, transitions=transitions, tool_args_json=False, **flags)
+
+
+MINIMAX_M3_NS = "]<]minimax[>["
+_M3_ELEMENT_OPEN = MINIMAX_M3_NS + "<"
+_M3_ELEMENT_CLOSE = MINIMAX_M3_NS + "</"
+_M3_MAX_DEPTH = 128
+
+
+
+def _m3_element(text: str, pos: int, depth: int) -> tuple[str, Any, int] | None:
+    """The element opening at ``pos`` as (name, value, end), or None when malformed/open.
+    A value is the element's text, or its (name, value) children in order."""
+    if depth > _M3_MAX_DEPTH:
+        return None
+    start = pos + len(_M3_ELEMENT_OPEN)
+    gt = text.find(">", start)
+    if gt <= start:
+        return None
+    tag = text[start:gt]
+    if tag.startswith("/") or not tag.strip():
+        return None
+    closer = f"{_M3_ELEMENT_CLOSE}{tag}>"
+    pos = gt + 1
+    texts: list[str] = []
+    children: list[tuple[str, Any]] = []
+    while True:
+        mark = text.find(MINIMAX_M3_NS, pos)
+        if mark < 0:
+            return None
+        texts.append(text[pos:mark])
+        if text.startswith(closer, mark):
+            pos = mark + len(closer)
+            break
+        if not text.startswith(_M3_ELEMENT_OPEN, mark):
+            return None
+        child = _m3_element(text, mark, depth + 1)
+        if child is None:
+            return None
+        children.append(child[:2])
+        pos = child[2]
+    body = "".join(texts)
+    if not children:
+        return tag, body, pos
+    if body.strip():
+        key = "$text"
+        while any(k == key for k, _ in children):
+            key = "$" + key
+        children.append((key, body))
+    return tag, children, pos
+
+
+def _m3_params(raw: str) -> list[tuple[str, Any]]:
+    """Top-level parameter elements, up to the first malformed or unterminated one."""
+    params: list[tuple[str, Any]] = []
+    pos = 0
+    while True:
+        while pos < len(raw) and raw[pos].isspace():
+            pos += 1
+        if not raw.startswith(_M3_ELEMENT_OPEN, pos):
+            return params
+        element = _m3_element(raw, pos, 1)
+        if element is None:
+            return params
+        params.append(element[:2])
+        pos = element[2]
+
+
+def _container(schema: dict) -> tuple[str, dict] | None:
+    """The first array/object alternative of ``schema`` as (kind, schema)."""
+    types = schema.get("type")
+    for kind in ("array", "object"):
+        if types == kind or (isinstance(types, list) and kind in types):
+            return kind, schema
+    if types is None:
+        if "items" in schema:
+            return "array", schema
+        if "properties" in schema or "additionalProperties" in schema:
+            return "object", schema
+    for key in ("anyOf", "oneOf"):
+        for choice in schema.get(key) or ():
+            if isinstance(choice, dict):
+                found = _container(choice)
+                if found:
+                    return found
+    return None
+
+
+def _m3_value(value: Any, schema: Any) -> Any:
+    schema = schema if isinstance(schema, dict) else None
+    container = _container(schema) if schema is not None else None
+    if isinstance(value, str):
+        if schema is None:
+            return value
+        types = schema_types(schema)
+        if container is not None and "string" not in types and not value.strip():
+            return [] if container[0] == "array" else {}
+        return coerce_to_types(value, types)
+    if container is not None and container[0] == "array":
+        items = container[1].get("items")
+        return [_m3_value(child, items) for _, child in value]
+    return _m3_object(value, container[1] if container is not None else None)
+
+
+def _m3_object(elements: list[tuple[str, Any]], schema: dict | None) -> dict:
+    """Named elements as an object; a repeated name collects its values into a list."""
+    props = (schema or {}).get("properties") or {}
+    extra = (schema or {}).get("additionalProperties")
+    out: dict[str, Any] = {}
+    lists: set[str] = set()
+    for key, element in elements:
+        value = _m3_value(element, props.get(key, extra))
+        if key not in out:
+            out[key] = value
+        elif key in lists:
+            out[key].append(value)
+        else:
+            out[key] = [out[key], value]
+            lists.add(key)
+    return out
+
+
+def minimax_m3_args(raw: str, properties: dict) -> str:
+    """``<k>v</k>`` elements (all namespaced) typed by the tool schema; nested elements become
+    objects, or arrays where the schema says so (list items render as ``<item>``)."""
+    return json.dumps(_m3_object(_m3_params(raw), {"properties": properties or {}}), ensure_ascii=False)
+
+
+_PLAMO_MARK = "<|plamo:"
+_PLAMO_THINK = ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>")
+
+
+def plamo3_family(thinking: bool) -> Family:
+    """``<|plamo:begin_tool_requests:plamo|>`` blocks of requests, each a name and a JSON
+    arguments section; ``<|plamo:tag|>`` (end of turn) closes anything. The reasoning
+    markers exist only while thinking is on (``enable_thinking``, default on)."""
+    terms = {
+        "REQUESTS_START": ("<|plamo:begin_tool_requests:plamo|>",),
+        "REQUESTS_END": ("<|plamo:end_tool_requests:plamo|>",),
+        "REQUEST_START": ("<|plamo:begin_tool_request:plamo|>",),
+        "REQUEST_END": ("<|plamo:end_tool_request:plamo|>",),
+        "NAME_START": ("<|plamo:begin_tool_name:plamo|>",),
+        "NAME_END": ("<|plamo:end_tool_name:plamo|>",),
+        "ARGS_START": ("<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",),
+        "ARGS_END": ("<|plamo:end_tool_arguments:plamo|>",),
+        "EOT": ("<|plamo:tag|>",),
+    }
+    trans: Transitions = {
+        (CONTENT, "REQUESTS_START"): _t(PREAMBLE),
+        (PREAMBLE, "REQUEST_START"): _t(PREAMBLE),
+        (PREAMBLE, "NAME_START"): _t(NAME, CALL_START),
+        (NAME, "NAME_END"): _t(PREAMBLE),
+        (PREAMBLE, "ARGS_START"): _t(ARGS),
+        (ARGS, "ARGS_END"): _t(BETWEEN),
+        (BETWEEN, "REQUEST_END"): _t(PREAMBLE, CALL_END),
+        (PREAMBLE, "REQUESTS_END"): _t(CONTENT),
+        (REASONING, "EOT"): _t(CONTENT, REASONING_END),
+        **{(st, "EOT"): _t(CONTENT) for st in (CONTENT, PREAMBLE, NAME, ARGS, BETWEEN)},
+    }
+    if thinking:
+        terms.update({"THINK_START": (_PLAMO_THINK[0],), "THINK_END": (_PLAMO_THINK[1],)})
+        trans.update({
+            (REASONING, "THINK_START"): _t(REASONING),
+            (CONTENT, "THINK_START"): _t(REASONING, REASONING_START),
+            (REASONING, "THINK_END"): _t(CONTENT, REASONING_END),
+            (CONTENT, "THINK_END"): _t(CONTENT),
+            (REASONING, "REQUESTS_START"): _t(PREAMBLE, REASONING_END),
+        })
+    return Family(
+        name="plamo3",
+        terminals=terms,
+        transitions=trans,
+        tool_args_json=True,
+        raw_json_args=True,
+        strip_content_with_tools=False,
+        preserve_tokens=frozenset({"<|plamo:begin_", "<|plamo:end_", ":plamo|>"}),
+        unfinished_marker=_PLAMO_MARK,
+    )
+
+
+def _object_end(raw: str, start: int) -> int | None:
+    """End (exclusive) of the JSON object opening at ``raw[start]``; None while unclosed."""
+    depth, in_str, esc = 0, False, False
+    for i in range(start, len(raw)):
+        ch = raw[i]
+        if esc:
+            esc = False
+        elif in_str:
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def inkling_args(raw: str, partial: bool) -> str:
+    """The ``args`` member of the ``{"name": …, "args": {…}}`` body, verbatim (an unclosed
+    object runs to the end); ``{}`` without one. A non-object ``args`` is a ValueError."""
+    depth, in_str, esc, str_start, last = 0, False, False, -1, None
+    for i, ch in enumerate(raw):
+        if esc:
+            esc = False
+        elif in_str:
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+                if depth == 1:
+                    last = raw[str_start + 1 : i]
+        elif ch == '"':
+            in_str, str_start = True, i
+        elif ch == ":" and depth == 1 and last == "args":
+            j = i + 1
+            while j < len(raw) and raw[j] in " \t\r\n":
+                j += 1
+            if j >= len(raw):
+                break
+            if raw[j] != "{":
+                raise ValueError("args must be a JSON object")
+            end = _object_end(raw, j)
+            return raw[j:] if end is None else raw[j:end]
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return "" if partial else "{}"
+
+
+def inkling_family() -> Family:
+    """Typed blocks ``<|message_model|>[header]<|content_KIND|>…<|end_message|>``; a tool block
+    (``content_invoke_tool_json``) holds ``{"name": …, "args": {…}}``. Thinking blocks are
+    not content, raw/error tool blocks are; text after tool blocks stays content."""
+    ends = ("END_MESSAGE", "END_SAMPLING")
+    openers_plain = ("TEXT_START", "TOOL_TEXT", "TOOL_ERROR")
+    trans: Transitions = {
+        (CONTENT, "MSG_MODEL"): _t(HEADER),
+        (HEADER, "MSG_MODEL"): _t(HEADER),
+        (CONTENT, "THINK_START"): _t(REASONING, REASONING_START),
+        (HEADER, "THINK_START"): _t(REASONING, REASONING_START),
+        (REASONING, "THINK_START"): _t(REASONING),
+        **{(st, "TOOL_START"): _t(ARGS, REASONING_END, CALL_START) for st in (CONTENT, HEADER, REASONING)},
+        **{(st, op): _t(CONTENT, REASONING_END) for st in (CONTENT, HEADER) for op in openers_plain},
+        **{(CONTENT, end): _t(CONTENT) for end in ends},
+        (REASONING, "END_MESSAGE"): _t(CONTENT),
+        (REASONING, "END_SAMPLING"): _t(CONTENT, REASONING_END),
+        **{(ARGS, end): _t(CONTENT, CALL_END) for end in ends},
+        **{(HEADER, end): _t(CONTENT, TEXT) for end in ends},
+    }
+    return Family(
+        name="inkling",
+        terminals={
+            "MSG_MODEL": ("<|message_model|>",),
+            "TEXT_START": ("<|content_text|>",),
+            "THINK_START": ("<|content_thinking|>",),
+            "END_MESSAGE": ("<|end_message|>",),
+            "END_SAMPLING": ("<|content_model_end_sampling|>",),
+            "TOOL_START": ("<|content_invoke_tool_json|>",),
+            "TOOL_TEXT": ("<|content_invoke_tool_text|>",),
+            "TOOL_ERROR": ("<|content_tool_error|>",),
+        },
+        transitions=trans,
+        arg_converter=inkling_args,
+        tool_args_json=True,
+        strip_content_with_tools=False,
+        json_args_keys=("args", "arguments", "parameters"),
+        keep_text_after_calls=True,
+    )
+
+
+MinimaxM2ToolParser = tool_parser("minimax_m2", "minimax-m2", "minimax", family="minimax_m2")(
+    _family_parser(
+        "MinimaxM2ToolParser",
+        _invoke_family(
+            "minimax_m2", "", ("<minimax:tool_call>", "</minimax:tool_call>"),
+            ("<think>", "</think>"), arg_converter=minimax_m2_params, validate_tool_names=True,
+        ),
+    )
+)
+
+MinimaxM3ToolParser = tool_parser("minimax_m3", "minimax-m3", family="minimax_m3")(
+    _family_parser(
+        "MinimaxM3ToolParser",
+        _invoke_family(
+            "minimax_m3", MINIMAX_M3_NS,
+            (f"{MINIMAX_M3_NS}<tool_call>", f"{MINIMAX_M3_NS}</tool_call>"), None,
+            schema_arg_converter=minimax_m3_args, strip_content_with_tools=False,
+        ),
+    )
+)
+
+_PLAMO3_THINKING, _PLAMO3_PLAIN = plamo3_family(True), plamo3_family(False)
+
+Plamo3ToolParser = tool_parser("plamo3", family="plamo3")(
+    _family_parser(
+        "Plamo3ToolParser",
+        chooser=lambda ctx: _PLAMO3_THINKING if ctx.kwarg("enable_thinking", True) else _PLAMO3_PLAIN,
+    )
+)
+
+InklingToolParser = tool_parser("inkling", family="inkling")(
+    _family_parser("InklingToolParser", inkling_family())
 )

@@ -1,0 +1,164 @@
+"""Inkling's typed blocks: ``<|message_model|><|content_thinking|>…<|end_message|>``.
+
+Every marker is a special token; a block's kind follows the message header. vLLM runs its
+Inkling engine with tool parsing skipped, which gives:
+
+* The output starts in a message header. Header text is held: it becomes content when the
+  header is closed by ``<|end_message|>``/``<|content_model_end_sampling|>`` or the output
+  ends, and is discarded when a block kind (or another header) follows.
+* ``<|content_thinking|>`` opens reasoning; ``<|end_message|>`` or end-sampling closes it.
+  In reasoning, other block markers are plain text.
+* ``<|content_text|>``, ``<|content_invoke_tool_text|>``, ``<|content_tool_error|>`` switch
+  to content and vanish; a stray closer in content vanishes.
+* ``<|content_invoke_tool_json|>`` ends reasoning and stays in the content for the tool
+  parser, together with the closer of that call.
+* Other special tokens of the tokenizer vanish; trailing whitespace of the whole reasoning
+  goes (whitespace ending one thinking block is kept when another block follows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokenbridge.parsers.base import ParseContext, ReasoningParser
+from tokenbridge.parsers.reasoning.think import _special_texts, _token_id
+from tokenbridge.parsers.registry import reasoning_parser
+from tokenbridge.parsers.text import partial_suffix
+
+MESSAGE_MODEL = "<|message_model|>"
+CONTENT_TEXT = "<|content_text|>"
+CONTENT_THINKING = "<|content_thinking|>"
+TOOL_JSON = "<|content_invoke_tool_json|>"
+TOOL_TEXT = "<|content_invoke_tool_text|>"
+TOOL_ERROR = "<|content_tool_error|>"
+END_SAMPLING = "<|content_model_end_sampling|>"
+END_MESSAGE = "<|end_message|>"
+MARKERS = (
+    MESSAGE_MODEL, CONTENT_TEXT, CONTENT_THINKING, TOOL_JSON, TOOL_TEXT, TOOL_ERROR,
+    END_SAMPLING, END_MESSAGE,
+)
+_CLOSERS = (END_MESSAGE, END_SAMPLING)
+_TO_CONTENT = (CONTENT_TEXT, TOOL_TEXT, TOOL_ERROR)
+
+_HEADER, _CONTENT, _REASONING = range(3)
+
+
+@reasoning_parser("inkling", family="inkling")
+class InklingReasoningParser(ReasoningParser):
+    name = "inkling"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.state = _HEADER
+        self.buf = ""  # undecided text (a possible partial marker)
+        self.header = ""  # header text, emitted or dropped later
+        self.held_ws = ""  # trailing whitespace of the reasoning so far
+        self.in_call = False  # inside a forwarded tool-call block
+        self.drops = tuple(_special_texts(ctx.vocab) - set(MARKERS))
+        self.markers = MARKERS + self.drops
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """The last thinking/header token keeps reasoning open, a text/end-sampling one ends it."""
+        opening = {_token_id(ctx.vocab, m) for m in (CONTENT_THINKING, MESSAGE_MODEL)} - {None}
+        closing = {_token_id(ctx.vocab, m) for m in (CONTENT_TEXT, END_SAMPLING)} - {None}
+        for t in reversed(prompt_token_ids):
+            if t in opening:
+                return False
+            if t in closing:
+                return True
+        return False
+
+    def _text(self, text: str, r: list[str], c: list[str]) -> None:
+        if not text:
+            return
+        if self.state == _HEADER:
+            self.header += text
+        elif self.state == _CONTENT:
+            c.append(text)
+        else:
+            text = self.held_ws + text
+            kept = text.rstrip()
+            self.held_ws = text[len(kept) :]
+            if kept:
+                r.append(kept)
+
+    def _marker(self, m: str, r: list[str], c: list[str]) -> None:
+        state = self.state
+        if m in self.drops:
+            return
+        if m == TOOL_JSON:
+            self.in_call, self.header = True, ""
+            self.state = _CONTENT
+            c.append(m)
+        elif m in _CLOSERS:
+            if self.in_call:
+                # The call's closer is forwarded as content; a header it cuts is dropped.
+                self.in_call = False
+                if state == _HEADER or (state == _REASONING and m == END_SAMPLING):
+                    self.header = ""
+                    self.state = _CONTENT
+                self._text(m, r, c)
+                return
+            if state == _HEADER:
+                c.append(self.header)
+                self.header = ""
+            self.state = _CONTENT
+        elif state == _REASONING:
+            if m != CONTENT_THINKING:
+                self._text(m, r, c)
+        else:
+            self.header = ""
+            if m == MESSAGE_MODEL:
+                self.state = _HEADER
+            elif m == CONTENT_THINKING:
+                self.state = _REASONING
+            else:
+                self.state = _CONTENT
+
+    def _run(self, final: bool) -> tuple[str, str]:
+        r: list[str] = []
+        c: list[str] = []
+        buf, pos = self.buf, 0
+        while True:
+            best, at = None, -1
+            for m in self.markers:
+                i = buf.find(m, pos)
+                if i != -1 and (at == -1 or i < at or (i == at and len(m) > len(best))):
+                    best, at = m, i
+            if best is None:
+                break
+            self._text(buf[pos:at], r, c)
+            self._marker(best, r, c)
+            pos = at + len(best)
+        rest = buf[pos:]
+        keep = 0 if final else partial_suffix(rest, self.markers)
+        self._text(rest[: len(rest) - keep], r, c)
+        self.buf = rest[len(rest) - keep :]
+        if final:
+            if self.state == _HEADER:
+                c.append(self.header)
+                self.header = ""
+            self.held_ws = ""
+        return "".join(r), "".join(c)
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        self.buf += text
+        return self._run(False)
+
+    def finish(self) -> tuple[str, str]:
+        return self._run(True)
+
+    def snapshot(self) -> Any:
+        return [self.state, self.buf, self.header, self.held_ws, self.in_call]
+
+    def restore(self, snap: Any) -> None:
+        if not (
+            isinstance(snap, list)
+            and len(snap) == 5
+            and snap[0] in (_HEADER, _CONTENT, _REASONING)
+            and all(isinstance(x, str) for x in snap[1:4])
+            and isinstance(snap[4], bool)
+        ):
+            raise ValueError("bad reasoning parser state")
+        self.state, self.buf, self.header, self.held_ws, self.in_call = snap

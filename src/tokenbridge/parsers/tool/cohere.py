@@ -1,0 +1,257 @@
+"""Cohere Command 3 (Command A, R7B) and Command 4: special-token modes and JSON action blocks.
+
+    <|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[
+        {"tool_call_id": "0", "tool_name": "search", "parameters": {"query": "x"}}
+    ]<|END_ACTION|>
+    <|START_RESPONSE|>The answer <co>cited</co: 0:[1]>.<|END_RESPONSE|>
+
+vLLM 0.33 hands the whole output to Cohere's ``cohere_melody`` filter (presets ``cmd3`` and
+``cmd4``); this module reproduces that filter's one-shot answer, checked against it:
+
+* every special token switches a mode, wherever it appears: the response/text openers and
+  ``<|END_THINKING|>`` to content, ``<|START_THINKING|>`` to reasoning, ``<|START_ACTION|>``
+  to an action block, the end markers to "ignore" (the text is dropped). Command 3 starts in
+  content, Command 4 in reasoning (its prompt opens the thinking); Command 4 also knows
+  ``<|START_TEXT|>``/``<|END_TEXT|>``. Unfinished markers at the end stay text;
+* each stretch of text between two markers loses its trailing whitespace; in it, citations
+  ``<co>…</co: …>`` are unwrapped (a citation still open when the stretch ends loses its
+  unfinished closing tag);
+* an action block is read as melody reads it, by keys in order rather than as JSON: the next
+  ``"tool_call_id": "`` starts a call, its value up to an unescaped quote is the id, then
+  ``"tool_name": "`` and its value, then the raw ``"parameters"`` object (only when it holds
+  at least one key; its text up to where it first parses as JSON, up to 8 leading blanks per
+  line removed, or the rest of the block when it never does). A block ending in a backslash
+  yields nothing. Ids are kept (vLLM uses them as the calls' ids).
+
+With a reasoning parser in front (it removes the thinking), parsing starts in content.
+Without one, reasoning-mode text is reported as reasoning, as vLLM's unified parser does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import find_first, partial_suffix
+
+CONTENT, REASONING, ACTION, IGNORE = "content", "reasoning", "action", "ignore"
+
+COMMAND3_MODES = {
+    "<|START_RESPONSE|>": CONTENT,
+    "<|END_RESPONSE|>": IGNORE,
+    "<|START_THINKING|>": REASONING,
+    "<|END_THINKING|>": CONTENT,
+    "<|START_ACTION|>": ACTION,
+    "<|END_ACTION|>": IGNORE,
+}
+COMMAND4_MODES = {**COMMAND3_MODES, "<|START_TEXT|>": CONTENT, "<|END_TEXT|>": IGNORE}
+
+CITE_OPEN, CITE_CLOSE = "<co>", "</co: "
+
+_CALL_ID = re.compile(r'"tool_call_id":\s*"')
+_NAME = re.compile(r'"tool_name":\s*"')
+_PARAMS_WITH_KEY = re.compile(r'"parameters":\s*\{\s*"')
+_PARAMS = re.compile(r'"parameters":\s*')
+_INDENT_LIMIT = 8
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _unescaped_quote(s: str, start: int) -> int:
+    i = s.find('"', start)
+    while i != -1:
+        backslashes = len(s[start:i]) - len(s[start:i].rstrip("\\"))
+        if backslashes % 2 == 0:
+            return i
+        i = s.find('"', i + 1)
+    return -1
+
+
+def _dedent(raw: str) -> str:
+    """Up to 8 leading blanks removed from each line (melody's raw-parameter stream)."""
+    out, removed, seen = [], 0, False
+    for c in raw:
+        if c == "\n":
+            removed, seen = 0, False
+        elif c.isspace():
+            if removed < _INDENT_LIMIT and not seen:
+                removed += 1
+                continue
+        else:
+            seen = True
+        out.append(c)
+    return "".join(out)
+
+
+def _json_value_end(s: str) -> int:
+    """End of the JSON value at the start of ``s`` (strict: no NaN/Infinity), or -1."""
+    try:
+        return _STRICT_JSON.raw_decode(s)[1]
+    except ValueError:
+        return -1
+
+
+def read_actions(block: str) -> list[tuple[str, str, str]]:
+    """``(id, name, arguments)`` of each call melody reads in one action block."""
+    calls: list[list[str]] = []
+    if not block or block.endswith("\\"):
+        return []
+    pos = 0
+    while True:
+        m = _CALL_ID.search(block, pos)
+        if m is None:
+            break
+        end = _unescaped_quote(block, m.end())
+        if end == -1:
+            break
+        call = [block[m.end():end], "", ""]
+        calls.append(call)
+        pos = end + 1
+        m = _NAME.search(block, pos)
+        if m is None:
+            break
+        end = _unescaped_quote(block, m.end())
+        if end == -1:
+            break
+        call[1] = block[m.end():end]
+        pos = end + 1
+        if _PARAMS_WITH_KEY.search(block, pos):
+            m = _PARAMS.search(block, pos)
+            start = m.end()
+            n = _json_value_end(block[start:])
+            if n == -1:
+                call[2] = _dedent(block[start:])
+                break
+            call[2] = _dedent(block[start:start + n])
+            pos = start + n
+        else:
+            brace = block.find("}", pos)
+            if brace == -1:
+                break
+            pos = brace
+    return [(c[0], c[1], c[2]) for c in calls if any(c)]
+
+
+def unwrap_citations(text: str, in_cite: bool, final: bool) -> tuple[str, int, bool]:
+    """Citation tags removed from ``text``: the output, how much of ``text`` was read, and
+    whether a citation is open after it. Unless ``final``, a possibly partial tag is left
+    unread; when ``final``, an open citation's unfinished closing tag is dropped."""
+    out, pos = [], 0
+    while pos < len(text):
+        if not in_cite:
+            i = text.find(CITE_OPEN, pos)
+            if i == -1:
+                keep = 0 if final else partial_suffix(text[pos:], (CITE_OPEN,))
+                out.append(text[pos:len(text) - keep])
+                return "".join(out), len(text) - keep, False
+            out.append(text[pos:i])
+            pos, in_cite = i + len(CITE_OPEN), True
+            continue
+        i = text.find(CITE_CLOSE, pos)
+        if i == -1:
+            keep = partial_suffix(text[pos:], (CITE_CLOSE,))
+            out.append(text[pos:len(text) - keep])
+            return "".join(out), len(text) if final else len(text) - keep, True
+        out.append(text[pos:i])
+        j = text.find(">", i + len(CITE_CLOSE))
+        if j == -1:
+            return "".join(out), len(text) if final else i, True
+        pos, in_cite = j + 1, False
+    return "".join(out), pos, in_cite
+
+
+class CohereToolParser(ToolParser):
+    """Streams content (and, with no reasoning parser, reasoning) as its stretches are
+    decided; holds each action block until its end marker or ``finish()``.
+
+    ``supports_required_and_named`` is False and ``engine_based`` True: vLLM runs the melody
+    filter for every ``tool_choice`` (under "none" the calls are dropped, the action text
+    stays out of content). Blank content is kept as it is.
+    """
+
+    supports_required_and_named: ClassVar[bool] = False
+    engine_based: ClassVar[bool] = True
+    blank_content_is_null: ClassVar[bool] = False
+    modes: ClassVar[dict[str, str]] = COMMAND3_MODES
+    initial_mode: ClassVar[str] = CONTENT
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.mode = CONTENT if ctx.reasoning_parser else self.initial_mode
+        self.buf = ""  # text after the last marker that may still hold a partial marker
+        self.stretch = ""  # unread text of the current stretch (trailing blanks, partial tags)
+        self.in_cite = False
+        self.index = 0
+
+    def _text(self, text: str, out: Delta, ends: bool) -> None:
+        if self.mode == IGNORE:
+            return
+        self.stretch += text
+        if self.mode == ACTION:
+            if ends:
+                for call_id, name, args in read_actions(self.stretch):
+                    out.tool_calls.append(ToolCallDelta(self.index, name=name, arguments=args, id=call_id or None))
+                    self.index += 1
+                self.stretch = ""
+            return
+        body = self.stretch.rstrip() if ends else self.stretch
+        readable = body if ends else body[:len(body.rstrip())]
+        shown, read, self.in_cite = unwrap_citations(readable, self.in_cite, ends)
+        self.stretch = "" if ends else self.stretch[read:]
+        if ends:
+            self.in_cite = False
+        if shown:
+            if self.mode == CONTENT:
+                out.content += shown
+            else:
+                out.reasoning += shown
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta()
+        self.buf += text
+        while True:
+            pos, marker = find_first(self.buf, self.modes)
+            if marker is None:
+                keep = partial_suffix(self.buf, self.modes)
+                self._text(self.buf[:len(self.buf) - keep], out, False)
+                self.buf = self.buf[len(self.buf) - keep:]
+                return out
+            self._text(self.buf[:pos], out, True)
+            self.mode = self.modes[marker]
+            self.buf = self.buf[pos + len(marker):]
+
+    def finish(self) -> Delta:
+        out = Delta()
+        self._text(self.buf, out, True)
+        self.buf = ""
+        return out
+
+    def snapshot(self) -> Any:
+        return [self.mode, self.buf, self.stretch, self.in_cite, self.index]
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, list) or len(snap) != 5 or snap[0] not in (CONTENT, REASONING, ACTION, IGNORE):
+            raise ValueError("unexpected tool parser state")
+        self.mode, self.buf, self.stretch = snap[0], str(snap[1]), str(snap[2])
+        self.in_cite, self.index = bool(snap[3]), int(snap[4])
+
+
+@tool_parser("cohere_command3", "cohere", family="cohere")
+class Command3ToolParser(CohereToolParser):
+    """Command A / R7B (melody preset ``cmd3``); SMG calls it ``cohere``."""
+
+
+@tool_parser("cohere_command4", family="cohere")
+class Command4ToolParser(CohereToolParser):
+    """Command 4 (melody preset ``cmd4``): starts in reasoning, knows ``<|START_TEXT|>``."""
+
+    modes = COMMAND4_MODES
+    initial_mode = REASONING

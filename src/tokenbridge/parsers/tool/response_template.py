@@ -1,0 +1,619 @@
+"""``hf`` and ``beam``: the output format is data, the checkpoint's ``response_template``.
+
+A response template (``tokenizer_config.json`` key ``response_template``, read by
+transformers and by vLLM 0.33's ``ResponseTemplateParser``) names the message's fields
+(``thinking``, ``content``, ``tool_calls``), each with an opener and a closer (a literal, a
+list of literals or a regex), a body format (``text``, ``json``, ``xml-inline``,
+``kv-lines``) and an optional ``transform`` that shapes the parsed body into
+``{"type": "function", "function": {"name", "arguments"}}``. At most one field has no
+opener: the "implicit" field that takes text outside every explicit region. ``start_anchor``
+marks where the assistant message begins in the prompt, so a region the prompt opened (a
+prefilled ``<think>``) is already open when the output starts.
+
+The scan is vLLM's: in the implicit region every explicit opener (and the implicit closer) is
+watched, inside an explicit region only its closer. A delimiter that is only partly present,
+or a complete one that more text could still extend (regexes, literal lists where one literal
+prefixes another), is held; the earliest committable delimiter wins (longest on ties, openers
+before closers). At the end every complete match is final and the open region closes.
+
+Routing (vLLM with no reasoning parser of its own in front): thinking and content text is
+content, delimiters dropped; a tool region emits its calls when it closes and parses (nothing
+if it is malformed or any call lacks a name or arguments); under ``tool_choice="none"`` tool
+regions stay in content verbatim. Beam differs from ``hf`` only in the grammar it constrains
+the request with, not in parsing. ``beam`` and ``hf`` pair only with the reasoning parser of
+the same name, which removes the thinking regions before this parser sees the text.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re as _std_re
+from typing import Any, ClassVar
+
+import regex as re
+
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+
+THINKING, CONTENT, TOOLS = "thinking", "content", "tool_calls"
+SERVABLE_FIELDS = frozenset({THINKING, CONTENT, TOOLS})
+_FIELD_KEYS = frozenset({
+    "open", "open_pattern", "close", "close_pattern", "content", "content_args", "repeats",
+    "join", "optional", "transform", "transform_each",
+})
+_TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+_PLACEHOLDER = _std_re.compile(r"\{(\w+(?:\.\w+)*)\}")
+
+
+#: What a checkpoint without a response template parses as: everything is content.
+PASSTHROUGH = {"start_anchor_pattern": r"(?!)", "fields": {CONTENT: {"content": "text"}}}
+
+
+class TemplateError(ValueError):
+    """The response template is missing or cannot be served."""
+
+
+class Delimiter:
+    """One opener or closer: a compiled pattern, its literals (None for a regex), and whether
+    a complete literal match could still grow (one literal is a prefix of another)."""
+
+    __slots__ = ("pattern", "literals", "can_grow")
+
+    def __init__(self, scope: str, spec: dict, literal_key: str, pattern_key: str) -> None:
+        if literal_key in spec and pattern_key in spec:
+            raise TemplateError(f"{scope}: both {literal_key!r} and {pattern_key!r}")
+        self.pattern = None
+        self.literals: list[str] | None = None
+        self.can_grow = False
+        if literal_key in spec:
+            raw = spec[literal_key]
+            lits = [raw] if isinstance(raw, str) else raw
+            if not isinstance(lits, list) or not lits or not all(isinstance(s, str) and s for s in lits):
+                raise TemplateError(f"{scope}: {literal_key!r} must be non-empty strings")
+            lits = list(dict.fromkeys(lits))
+            self.literals = lits
+            self.can_grow = any(a != b and a.startswith(b) for a in lits for b in lits)
+            longest_first = sorted(lits, key=len, reverse=True)
+            self.pattern = re.compile("|".join(re.escape(s) for s in longest_first), re.DOTALL)
+        elif pattern_key in spec:
+            try:
+                self.pattern = re.compile(spec[pattern_key], re.DOTALL)
+            except re.error as e:
+                raise TemplateError(f"{scope}: invalid {pattern_key}: {e}") from e
+
+    def __bool__(self) -> bool:
+        return self.pattern is not None
+
+
+class Field:
+    __slots__ = ("name", "opener", "closer", "content", "args", "transform", "each", "keeps_body")
+
+    def __init__(self, name: str, spec: dict) -> None:
+        scope = f"field {name!r}"
+        if not isinstance(spec, dict) or set(spec) - _FIELD_KEYS:
+            raise TemplateError(f"{scope}: unknown keys")
+        self.name = name
+        self.opener = Delimiter(scope, spec, "open", "open_pattern")
+        self.closer = Delimiter(scope, spec, "close", "close_pattern")
+        self.content = spec.get("content", "text")
+        if self.content not in BODY_PARSERS:
+            raise TemplateError(f"{scope}: unknown content parser {self.content!r}")
+        self.args = spec.get("content_args", {})
+        self.transform = spec.get("transform")
+        self.each = bool(spec.get("transform_each", False))
+        if spec.get("join") is not None and not spec.get("repeats", False):
+            raise TemplateError(f"{scope}: 'join' requires 'repeats'")
+        if name in (THINKING, CONTENT) and (
+            self.content != "text" or self.transform is not None or spec.get("join") is not None
+        ):
+            raise TemplateError(f"{scope}: cannot be streamed")
+        # Only a region whose value is used (a tool region) needs its text kept until it closes.
+        self.keeps_body = name == TOOLS
+
+    def value(self, body: str, captures: dict) -> Any:
+        """The region's parsed value; raises ValueError/KeyError/TypeError when malformed."""
+        value = BODY_PARSERS[self.content](body, self.args)
+        if self.transform is None:
+            return value
+        if self.each:
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                raise ValueError("transform_each needs a list of objects")
+            return [_fill(self.transform, {**captures, **item}) for item in value]
+        return _fill(self.transform, {**captures, "content": value})
+
+
+class Template:
+    """A loaded response template in its streaming form (every field optional, and a
+    ``content`` sink added when every field has an opener)."""
+
+    def __init__(self, spec: Any) -> None:
+        if not isinstance(spec, dict):
+            raise TemplateError("the tokenizer config has no response_template")
+        if spec.get("version", 1) != 1 or set(spec) - _TEMPLATE_KEYS:
+            raise TemplateError("unsupported response_template")
+        fields = spec.get("fields")
+        if not isinstance(fields, dict) or not fields or not isinstance(spec.get("defaults", {}), dict):
+            raise TemplateError("response_template needs non-empty fields")
+        if set(fields) - SERVABLE_FIELDS or set(spec.get("defaults", {})) - {"role"}:
+            raise TemplateError("response_template has fields serving cannot route")
+        fields = copy.deepcopy(fields)
+        if CONTENT not in fields and all(
+            isinstance(f, dict) and ("open" in f or "open_pattern" in f) for f in fields.values()
+        ):
+            fields[CONTENT] = {}
+        self.fields = {name: Field(name, f) for name, f in fields.items()}
+        implicit = [f.name for f in self.fields.values() if not f.opener]
+        if len(implicit) > 1:
+            raise TemplateError("at most one field may have no opener")
+        self.implicit = implicit[0] if implicit else None
+        self.anchor = Delimiter("response_template", spec, "start_anchor", "start_anchor_pattern")
+        if not self.anchor:
+            raise TemplateError("response_template needs a start_anchor")
+
+    def message_text(self, prompt: str) -> str:
+        """The prompt from the last start anchor on (the whole prompt when there is none)."""
+        last = None
+        for m in self.anchor.pattern.finditer(prompt):
+            last = m.end()
+        return prompt if last is None else prompt[last:]
+
+    def anchor_literals(self) -> list[str]:
+        if self.anchor.literals:
+            return self.anchor.literals
+        literal = _plain_literal(self.anchor.pattern.pattern)
+        return [literal] if literal else []
+
+
+def _plain_literal(pattern: str) -> str | None:
+    """The string a regex matches when it is only (escaped) literal characters."""
+    out, i = [], 0
+    escapes = {"n": "\n", "r": "\r", "t": "\t"}
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt.isalnum() and nxt not in escapes:
+                return None
+            out.append(escapes.get(nxt, nxt))
+            i += 2
+        elif c in ".^$*+?{}[]|()":
+            return None
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out) or None
+
+
+def _fill(shape: Any, scope: dict) -> Any:
+    """A transform with each whole-string ``{name.key}`` placeholder replaced from ``scope``."""
+    if isinstance(shape, dict):
+        return {k: _fill(v, scope) for k, v in shape.items()}
+    if isinstance(shape, list):
+        return [_fill(v, scope) for v in shape]
+    if not isinstance(shape, str):
+        return shape
+    m = _PLACEHOLDER.fullmatch(shape)
+    if m is None:
+        return shape
+    root, *keys = m.group(1).split(".")
+    if root not in scope:
+        raise KeyError(root)
+    value = scope[root]
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            raise ValueError(f"transform key {key!r} missing")
+        value = value[key]
+    return value
+
+
+def _text(body: str, args: dict) -> str:
+    return body.strip() if args.get("strip", True) else body
+
+
+_SENTINEL_OPEN, _SENTINEL_CLOSE = "\x01", "\x02"
+
+
+def _json_body(body: str, args: dict) -> Any:
+    """JSON with the template's dialect options: custom string delimiters, bare keys, and a
+    text fallback (``allow_non_json``)."""
+    delims = args.get("string_delims", [])
+    if delims and (_SENTINEL_OPEN in body or _SENTINEL_CLOSE in body):
+        raise ValueError("reserved characters in a JSON body")
+    work, strings = body, []
+
+    def stash(m: Any) -> str:
+        strings.append(m.group(1))
+        return f"{_SENTINEL_OPEN}{len(strings) - 1}{_SENTINEL_CLOSE}"
+
+    for open_d, close_d in delims:
+        work = re.sub(re.escape(open_d) + r"(.*?)" + re.escape(close_d), stash, work, flags=re.DOTALL)
+    if args.get("unquoted_keys", False):
+        work = re.sub(r"(?<=[{,])(\w+):", r'"\1":', work)
+    for n, s in enumerate(strings):
+        work = work.replace(f"{_SENTINEL_OPEN}{n}{_SENTINEL_CLOSE}", json.dumps(s))
+    try:
+        return json.loads(work)
+    except json.JSONDecodeError as e:
+        if args.get("allow_non_json"):
+            return _text(body, args)
+        raise ValueError("region is not JSON") from e
+
+
+def _sub_value(raw: str, parser: dict | None) -> Any:
+    if parser is None:
+        return raw
+    return BODY_PARSERS[parser.get("name", "text")](raw, parser.get("args", {}))
+
+
+def _xml_inline(body: str, args: dict) -> dict:
+    tag = args.get("tag_pattern")
+    if tag is None:
+        raise ValueError("xml-inline needs tag_pattern")
+    merge = args.get("merge_duplicates", False)
+    out: dict[str, Any] = {}
+    for m in re.finditer(tag, body, flags=re.DOTALL):
+        groups = m.groupdict()
+        key = groups.get("key")
+        if key is None:
+            raise ValueError("xml-inline tag_pattern needs a 'key' group")
+        value = _sub_value(groups.get("value", ""), args.get("value_parser"))
+        if key in out and merge:
+            if not isinstance(out[key], list):
+                out[key] = [out[key]]
+            out[key].append(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _kv_lines(body: str, args: dict) -> dict:
+    sep = args.get("kv_sep", ":")
+    out: dict[str, Any] = {}
+    for line in body.split(args.get("line_sep", "\n")):
+        line = _text(line, args)
+        if line and sep in line:
+            k, v = line.split(sep, 1)
+            out[_text(k, args)] = _sub_value(_text(v, args), args.get("value_parser"))
+    return out
+
+
+BODY_PARSERS = {
+    "text": _text,
+    "int": lambda b, a: int(_text(b, a)),
+    "float": lambda b, a: float(_text(b, a)),
+    "bool": lambda b, a: _text(b, a).lower() in ("true", "1"),
+    "json": _json_body,
+    "xml-inline": _xml_inline,
+    "kv-lines": _kv_lines,
+}
+
+
+def _schema_types(schema: Any) -> tuple[str, ...]:
+    if not isinstance(schema, dict):
+        return ()
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else []
+    if isinstance(declared, list):
+        types.extend(t for t in declared if isinstance(t, str))
+    for union in ("anyOf", "oneOf"):
+        for choice in schema.get(union) or []:
+            types.extend(_schema_types(choice))
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    return tuple(types)
+
+
+def _cast(raw: str, types: tuple[str, ...]) -> Any:
+    """A string argument cast to the first schema type it fits (kept as text otherwise)."""
+    for t in types:
+        try:
+            if t == "integer":
+                try:
+                    return int(raw)
+                except ValueError:
+                    number = float(raw)
+                    if number.is_integer():
+                        return int(number)
+                    continue
+            if t == "number":
+                number = float(raw)
+                if number != number or number in (float("inf"), float("-inf")):
+                    continue
+                return int(number) if number.is_integer() and "." not in raw else number
+            if t == "boolean" and raw.strip().lower() in ("true", "1", "false", "0"):
+                return raw.strip().lower() in ("true", "1")
+            if t == "null" and raw.strip() in ("null", "None"):
+                return None
+            if t in ("object", "array"):
+                decoded = json.loads(raw)
+                if isinstance(decoded, dict if t == "object" else list):
+                    return decoded
+        except ValueError:
+            continue
+    return raw
+
+
+def tool_properties(tools: list | None) -> dict[str, dict]:
+    """Tool name -> its parameters' ``properties``, for casting parsed arguments."""
+    out: dict[str, dict] = {}
+    for tool in tools or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            params = fn.get("parameters")
+            props = params.get("properties") if isinstance(params, dict) else None
+            out[fn["name"]] = props if isinstance(props, dict) else {}
+    return out
+
+
+def cast_arguments(value: Any, props: dict[str, dict]) -> Any:
+    if isinstance(value, list):
+        return [cast_arguments(v, props) for v in value]
+    fn = value.get("function") if isinstance(value, dict) else None
+    if not isinstance(fn, dict):
+        return value
+    name, args = fn.get("name"), fn.get("arguments")
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return value
+    schema = props.get(name)
+    if schema:
+        for key, arg in args.items():
+            types = _schema_types(schema[key]) if key in schema else ()
+            if not types:
+                continue
+            if isinstance(arg, str):
+                args[key] = _cast(arg, types)
+            elif isinstance(arg, list) and "array" not in types:
+                args[key] = [_cast(a, types) if isinstance(a, str) else a for a in arg]
+    return value
+
+
+def calls_of(value: Any) -> list[tuple[str, str]]:
+    """``(name, arguments)`` of each call in a tool region's value; nothing when any call
+    lacks a name or arguments."""
+    calls = []
+    for item in value if isinstance(value, list) else [value]:
+        fn = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(fn, dict):
+            return []
+        name, args = fn.get("name"), fn.get("arguments")
+        if not isinstance(name, str) or not name or args is None:
+            return []
+        if not isinstance(args, str):
+            args = json.dumps(args, ensure_ascii=False)
+        calls.append((name, args or "{}"))
+    return calls
+
+
+class RegionScanner:
+    """The delimiter scan over a growing text, as a list of events.
+
+    Events: ``("chunk", field, text)``, ``("open", field, delimiter_text)``,
+    ``("close", field, delimiter_text, value)``, ``("malformed", field, delimiter_text)``.
+    Delimiter text excludes what belongs to the prompt. State is plain data (``state()``).
+    """
+
+    def __init__(self, template: Template, props: dict[str, dict]) -> None:
+        self.t = template
+        self.props = props
+        self.buf = ""  # unread text (held back as a possible delimiter)
+        self.prompt_left = 0  # leading chars of ``buf`` that came from the prompt
+        self.current = template.implicit
+        self.opened = False
+        self.body = ""  # a tool region's text so far
+        self.captures: dict[str, str] = {}
+
+    def state(self) -> list:
+        return [self.buf, self.prompt_left, self.current, self.opened, self.body, self.captures]
+
+    def set_state(self, s: list) -> None:
+        self.buf, self.prompt_left = str(s[0]), int(s[1])
+        self.current = s[2] if s[2] in self.t.fields else None
+        self.opened, self.body = bool(s[3]), str(s[4])
+        self.captures = dict(s[5])
+
+    def load_prompt(self, prompt: str) -> None:
+        text = self.t.message_text(prompt)
+        if text:
+            self.prompt_left = len(text)
+            self.feed(text, eos=False)
+
+    def reset(self) -> None:
+        self.current, self.opened, self.body, self.captures = self.t.implicit, False, "", {}
+
+    def _watch(self) -> list[tuple[str, Field]]:
+        if self.current is not None and self.current != self.t.implicit:
+            f = self.t.fields[self.current]
+            return [("close", f)] if f.closer else []
+        out = [("open", f) for f in self.t.fields.values() if f.opener]
+        if self.t.implicit is not None and self.t.fields[self.t.implicit].closer:
+            out.append(("close", self.t.fields[self.t.implicit]))
+        return out
+
+    def _can_grow(self, kind: str, f: Field, m: Any) -> bool:
+        if m.end() != len(self.buf):
+            return False
+        if m.start() == m.end():
+            return True
+        d = f.opener if kind == "open" else f.closer
+        return d.literals is None or d.can_grow
+
+    def _scan(self, eos: bool) -> tuple[Any, int]:
+        best_key, best, hold = None, None, len(self.buf)
+        for kind, f in self._watch():
+            pattern = (f.opener if kind == "open" else f.closer).pattern
+            m = pattern.search(self.buf) if eos else pattern.search(self.buf, partial=True)
+            if m is None:
+                continue
+            if not eos and (m.partial or self._can_grow(kind, f, m)):
+                hold = min(hold, m.start())
+                continue
+            key = (m.start(), m.start() - m.end(), 0 if kind == "open" else 1, f.name)
+            if best_key is None or key < best_key:
+                best_key, best = key, (kind, f, m)
+        if best is not None and best[2].start() >= hold:
+            best = None
+        return best, hold
+
+    def _consume(self, n: int) -> str:
+        """Drop ``n`` read chars; return the part of them that is output, not prompt."""
+        taken, self.buf = self.buf[:n], self.buf[n:]
+        skip = min(self.prompt_left, n)
+        self.prompt_left -= skip
+        return taken[skip:]
+
+    def _text(self, n: int, events: list) -> None:
+        if n <= 0:
+            return
+        raw = self.buf[:n]
+        out = self._consume(n)
+        if self.current is None:
+            return
+        f = self.t.fields[self.current]
+        self.opened = True
+        if f.keeps_body:
+            self.body += raw
+        if out:
+            events.append(("chunk", self.current, out))
+
+    def _close(self, delim: str, events: list) -> None:
+        if self.current is None or not self.opened:
+            self.reset()
+            return
+        f = self.t.fields[self.current]
+        try:
+            value = f.value(self.body, self.captures) if f.keeps_body else None
+            if self.props and value is not None:
+                value = cast_arguments(value, self.props)
+        except (KeyError, TypeError, ValueError):
+            events.append(("malformed", f.name, delim))
+        else:
+            events.append(("close", f.name, delim, value))
+        self.reset()
+
+    def feed(self, text: str, eos: bool) -> list:
+        self.buf += text
+        events: list = []
+        while True:
+            best, hold = self._scan(eos)
+            if best is not None:
+                kind, f, m = best
+                self._text(m.start(), events)
+                width = m.end() - m.start()
+                delim = self._consume(width)
+                if kind == "open":
+                    self._close("", events)
+                    self.current, self.opened, self.body = f.name, True, ""
+                    self.captures = {k: v for k, v in m.groupdict().items() if v is not None}
+                    events.append(("open", f.name, delim))
+                else:
+                    had_text = self.opened
+                    self._close(delim, events)
+                    if not had_text and width == 0:
+                        break
+                continue
+            if eos:
+                self._text(len(self.buf), events)
+                self._close("", events)
+                break
+            self._text(hold, events)
+            break
+        return events
+
+    def closer_rest(self) -> str:
+        """The rest of a closer the output stopped inside, when only the next message's
+        start anchor (which doubles as the closer's tail) is missing."""
+        if self.current is None or not self.opened:
+            return ""
+        f = self.t.fields[self.current]
+        for closer in f.closer.literals or ():
+            for anchor in self.t.anchor_literals():
+                if not anchor or closer == anchor or not closer.endswith(anchor):
+                    continue
+                for cut in range(len(closer) - 1, len(closer) - len(anchor) - 1, -1):
+                    if self.buf.endswith(closer[:cut]):
+                        return closer[cut:]
+        return ""
+
+
+class ResponseTemplateToolParser(ToolParser):
+    """Streams thinking/content text as content; emits each tool region's calls when it closes.
+
+    ``supports_required_and_named`` is False: vLLM parses ``required``/named choices with
+    the template too (it rejects them at render time, where no grammar can force them).
+    ``engine_based``: the template parser runs under ``tool_choice="none"`` as well, keeping
+    tool regions as content. Content is never nulled for being blank.
+    """
+
+    supports_required_and_named: ClassVar[bool] = False
+    engine_based: ClassVar[bool] = True
+    blank_content_is_null: ClassVar[bool] = False
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        # vLLM refuses to start without a template; here the text then stays content.
+        spec = ctx.response_template if ctx.response_template is not None else PASSTHROUGH
+        self.template = Template(spec)
+        self.scanner = RegionScanner(self.template, tool_properties(ctx.tools))
+        self.parse_tools = ctx.tool_choice != "none"
+        self.index = 0
+        self.fed = False  # any output arrived (an empty output closes nothing)
+        self._start(ctx)
+
+    def _start(self, ctx: ParseContext) -> None:
+        ids = ctx.prompt_token_ids
+        if ids and ctx.vocab is not None and hasattr(ctx.vocab, "decode"):
+            self.scanner.load_prompt(ctx.vocab.decode(list(ids), skip_special_tokens=False))
+        if ctx.reasoning_parser and self.scanner.current == THINKING:
+            # The reasoning parser in front consumed the open thinking region.
+            self.scanner.buf, self.scanner.prompt_left = "", 0
+            self.scanner.reset()
+
+    def _route(self, events: list, out: Delta) -> None:
+        for ev in events:
+            kind, field = ev[0], ev[1]
+            if field == TOOLS:
+                if not self.parse_tools:
+                    text = ev[2]
+                    if text:
+                        out.content += text
+                elif kind == "close":
+                    for name, args in calls_of(ev[3]):
+                        out.tool_calls.append(ToolCallDelta(self.index, name=name, arguments=args))
+                        self.index += 1
+            elif kind == "chunk":
+                out.content += ev[2]
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta()
+        if text:
+            self.fed = True
+            self._route(self.scanner.feed(text, eos=False), out)
+        return out
+
+    def finish(self) -> Delta:
+        out = Delta()
+        if self.fed:
+            events = self.scanner.feed(self.scanner.closer_rest(), eos=False)
+            self._route(events + self.scanner.feed("", eos=True), out)
+            self.fed = False
+        return out
+
+    def snapshot(self) -> Any:
+        return [self.scanner.state(), self.index, self.fed]
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, list) or len(snap) != 3:
+            raise ValueError("unexpected tool parser state")
+        self.scanner.set_state(snap[0])
+        self.index, self.fed = int(snap[1]), bool(snap[2])
+
+
+@tool_parser("hf", family="response_template")
+class HfToolParser(ResponseTemplateToolParser):
+    pass
+
+
+@tool_parser("beam", family="response_template")
+class BeamToolParser(ResponseTemplateToolParser):
+    pass

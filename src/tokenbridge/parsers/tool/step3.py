@@ -1,0 +1,89 @@
+"""Step-3 tool calls: a ``<｜tool_calls_begin｜>…<｜tool_calls_end｜>`` block of
+``<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f"><steptml:parameter
+name="k">v</steptml:parameter>…</steptml:invoke><｜tool_call_end｜>`` calls.
+
+vLLM 0.33 (``Step3ToolParser.extract_tool_calls``): only a closed block counts; calls that are
+not closed, not of type ``function`` or have no invoke name are skipped; parameter values are
+stripped strings cast by the tool schema's plain ``type``. With calls, content is the text
+around the block, ``strip()``-ed; with none, the whole text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import dumps_args
+from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools, raw_content
+from tokenbridge.parsers.tool.json_tags import Extraction
+
+CALLS_BEGIN, CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
+CALL_BEGIN, CALL_END, SEP = "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"
+_INVOKE = re.compile(r'<steptml:invoke name="([^"]+)">')
+_PARAM = re.compile(r'<steptml:parameter name="([^"]+)">(.*?)</steptml:parameter>', re.S)
+
+
+def _cast(value: str, typ: Any) -> Any:
+    """One stripped parameter string as the schema's plain ``type`` says (else unchanged)."""
+    if typ == "string":
+        return value.strip()
+    if typ == "integer":
+        with contextlib.suppress(ValueError):
+            return int(value)
+    elif typ == "number":
+        with contextlib.suppress(ValueError):
+            return float(value)
+    elif typ == "boolean":
+        low = value.lower()
+        return low == "true" if low in ("true", "false") else value
+    elif typ == "null":
+        return None if value.lower() == "null" else value
+    return value
+
+
+@tool_parser("step3", family="step3")
+class Step3ToolParser(HeldBlockParser):
+    """vLLM's ``step3`` tool-call format."""
+
+    name = "step3"
+    strip_content = True
+
+    def stream_markers(self) -> tuple[str, ...]:
+        return (CALLS_BEGIN,)
+
+    def _arguments(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        for tool_name, schema in function_tools(self.ctx):
+            if tool_name == name:
+                properties = (schema or {}).get("properties", {})
+                for key, value in params.items():
+                    params[key] = _cast(value, properties.get(key, {}).get("type"))
+                break
+        return params
+
+    def extract(self, text: str, at_start: bool) -> Extraction:
+        if CALLS_BEGIN not in text:
+            return raw_content(text)
+        before, rest = text.split(CALLS_BEGIN, 1)
+        if CALLS_END not in rest:
+            return raw_content(text)
+        block, after = rest.split(CALLS_END, 1)
+        calls = []
+        for part in block.split(CALL_BEGIN):
+            if CALL_END not in part:
+                continue
+            body = part.split(CALL_END, 1)[0]
+            if SEP not in body:
+                continue
+            kind, invoke = body.split(SEP, 1)
+            m = _INVOKE.search(invoke)
+            if kind.strip() != "function" or m is None:
+                continue
+            params = {k: v.strip() for k, v in _PARAM.findall(invoke)}
+            calls.append((m.group(1), dumps_args(self._arguments(m.group(1), params))))
+        if not calls:
+            return raw_content(text)
+        content = before + after
+        content = content.strip() if at_start else content.rstrip()
+        return Extraction(content or None, calls)

@@ -1,0 +1,148 @@
+"""Request decoding with pydantic's lax coercions, so bodies vLLM accepts are accepted here.
+
+vLLM parses the body with ``json.loads`` (NaN/Infinity literals, lone surrogates and huge ints
+are valid JSON there), then validates it with pydantic in lax mode: ``"5"``, ``5.0`` and
+``true`` are ints, ``0``/``"yes"``/``"off"`` are bools, ints and numeric strings are floats.
+msgspec is strict about all of these, so scalars are coerced first, walking the Struct's type
+info; anything still wrong is reported by msgspec and mapped onto the pydantic envelope.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+from msgspec import inspect as mi
+
+from tokenbridge.protocol.errors import ApiError, from_msgspec, validation_error
+
+_TRUE = {"1", "on", "t", "true", "y", "yes"}
+_FALSE = {"0", "off", "f", "false", "n", "no"}
+
+
+class BodyParseError(Exception):
+    """A body ``json.loads`` cannot even attempt (bad UTF-8, nesting too deep)."""
+
+    BODY = b'{"detail":"There was an error parsing the body"}'
+
+
+def parse_json(body: bytes) -> Any:
+    """The body as Python objects, accepting what ``json.loads`` accepts; 400 json_invalid else."""
+    try:
+        return msgspec.json.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as e:
+        pos = e.pos
+    except (UnicodeDecodeError, RecursionError):
+        raise BodyParseError from None  # FastAPI's own 400, outside vLLM's envelope
+    except ValueError:
+        pos = 0
+    raise validation_error(f"body.{pos}", "json_invalid", "JSON decode error")
+
+
+def decode(body: bytes, typ: type) -> Any:
+    """Parse, coerce and convert ``body`` into ``typ`` (a msgspec Struct)."""
+    obj = parse_json(body)
+    return convert(obj, typ)
+
+
+def convert(obj: Any, typ: type) -> Any:
+    if not isinstance(obj, dict):
+        raise validation_error("body", "model_attributes_type", "Input should be a valid dictionary or object")
+    obj = coerce(obj, _info(typ), "body")
+    try:
+        return msgspec.convert(obj, typ, strict=False)
+    except msgspec.ValidationError as e:
+        raise from_msgspec(e) from None
+    except (OverflowError, ValueError) as e:  # e.g. an int too large for a constrained field
+        raise validation_error("body", "value_error", str(e)) from None
+
+
+@lru_cache(maxsize=None)
+def _info(typ: type) -> mi.Type:
+    return mi.type_info(typ)
+
+
+def coerce(value: Any, t: mi.Type, loc: str) -> Any:
+    """``value`` with pydantic-lax scalar coercions applied where ``t`` asks for a scalar."""
+    if isinstance(t, mi.UnionType):
+        if value is None and any(isinstance(u, mi.NoneType) for u in t.types):
+            return None
+        rest = [u for u in t.types if not isinstance(u, mi.NoneType)]
+        if len(rest) == 1:
+            return coerce(value, rest[0], loc)
+        return value
+    if isinstance(t, mi.IntType):
+        return _to_int(value, loc)
+    if isinstance(t, mi.FloatType):
+        return _to_float(value, loc)
+    if isinstance(t, mi.BoolType):
+        return _to_bool(value, loc)
+    if isinstance(t, mi.ListType) and isinstance(value, list):
+        return [coerce(v, t.item_type, f"{loc}.{i}") for i, v in enumerate(value)]
+    if isinstance(t, mi.StructType) and isinstance(value, dict):
+        out = dict(value)
+        for f in t.fields:
+            if f.encode_name in out:
+                out[f.encode_name] = coerce(out[f.encode_name], f.type, f"{loc}.{f.encode_name}")
+        return out
+    return value
+
+
+def _to_int(v: Any, loc: str) -> Any:
+    if type(v) is bool:
+        return int(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise validation_error(loc, "finite_number", "Input should be a finite number")
+        if v != int(v):
+            raise validation_error(loc, "int_from_float", "Input should be a valid integer, got a number with a fractional part")
+        return int(v)
+    if isinstance(v, str):
+        s = v.strip()
+        try:
+            return int(s)
+        except ValueError:
+            pass
+        try:
+            f = float(s)
+        except ValueError:
+            raise validation_error(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer") from None
+        return _to_int(f, loc)
+    return v
+
+
+def _to_float(v: Any, loc: str) -> Any:
+    if type(v) is bool:
+        return float(v)
+    if isinstance(v, int):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            raise validation_error(loc, "float_parsing", "Input should be a valid number, unable to parse string as a number") from None
+    return v
+
+
+def _to_bool(v: Any, loc: str) -> Any:
+    if type(v) is bool or v is None:
+        return v
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in _TRUE:
+            return True
+        if s in _FALSE:
+            return False
+    raise validation_error(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input")
+
+
+__all__ = ["ApiError", "coerce", "convert", "decode", "parse_json"]

@@ -1,0 +1,221 @@
+"""Responses render: a stateless OpenAI Responses body becomes a chat request, rendered as chat.
+
+Follows vLLM's ``ServingRender.render_responses_request`` for non-Harmony models: the input
+items become chat messages (``construct_input_messages``), function tools become chat tools,
+and the result is reshaped as vLLM reports it (``resp_`` id, no parse context).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokenbridge.config import ServeConfig
+from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol.errors import ApiError, bad_request
+from tokenbridge.protocol.openai import ChatCompletionRequest
+from tokenbridge.protocol.responses import ResponsesRequest
+from tokenbridge.render.chat import check_token_budget, random_id, render_chat
+
+_NAMESPACE_SEPARATOR = "__"
+_PARTIAL = ("in_progress", "incomplete")
+
+
+def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesRequest) -> dict:
+    validate(req)
+    if req.previous_response_id is not None:
+        raise ApiError(
+            "previous_response_id is not supported by the stateless render endpoint.",
+            400,
+            "invalid_request_error",
+            "previous_response_id",
+        )
+    truncate = -1 if req.truncation != "disabled" else None
+    check_token_budget(req.max_output_tokens, "max_output_tokens", truncate, model.max_model_len)
+    chat, extra_args = to_chat_request(req)
+    out = render_chat(model, cfg, chat, None, origin="responses")
+    out["request_id"] = req.request_id if req.request_id is not None else f"resp_{random_id()}"
+    sp = out["sampling_params"]
+    if extra_args is None:
+        sp.pop("extra_args", None)
+    out["reasoning_ended"] = None
+    out["parse_context"] = None
+    out["stream_options"] = None
+    return out
+
+
+def validate(req: ResponsesRequest) -> None:
+    """vLLM's ``ResponsesRequest`` model validators."""
+    if req.background and req.store is False:
+        raise bad_request("background can only be used when `store` is true", "background")
+    if req.prompt is not None:
+        raise bad_request("prompt template is not supported", "prompt")
+
+
+def to_chat_request(req: ResponsesRequest) -> tuple[ChatCompletionRequest, dict | None]:
+    """The chat request rendering the same prompt and sampling; also the final ``extra_args``."""
+    continue_final = _continues_final_message(req.input)
+    messages: list[dict] = []
+    if req.instructions:
+        messages.append({"role": "system", "content": req.instructions})
+    if isinstance(req.input, str):
+        messages.append({"role": "user", "content": req.input})
+    else:
+        for item in req.input:
+            msg = _message_from_item(item, messages[-1] if messages else None)
+            if msg is not None:
+                messages.append(msg)
+
+    # to_sampling_params puts transfer params into extra_args; render hoists them out again.
+    extra = dict(req.vllm_xargs or {})
+    kv = req.kv_transfer_params or None
+    ec = req.ec_transfer_params or None
+    extra.pop("kv_transfer_params", None)
+    extra.pop("ec_transfer_params", None)
+    extra_args = extra if extra or not (kv or ec or req.vllm_xargs) else None
+    logprobs = bool(req.include and "message.output_text.logprobs" in req.include)
+    effort = (req.reasoning or {}).get("effort")
+    tools = function_tools(req.tools)
+    chat = ChatCompletionRequest(
+        model=req.model,
+        messages=messages,
+        tools=tools or None,
+        tool_choice=_tool_choice(req.tool_choice),
+        parallel_tool_calls=req.parallel_tool_calls,
+        include_reasoning=req.include_reasoning,
+        reasoning_effort=effort,
+        max_tokens=req.max_output_tokens,
+        temperature=req.temperature,
+        top_p=req.top_p,
+        top_k=req.top_k,
+        min_p=req.min_p,
+        presence_penalty=req.presence_penalty,
+        frequency_penalty=req.frequency_penalty,
+        repetition_penalty=req.repetition_penalty,
+        seed=req.seed,
+        stop=req.stop or [],
+        stop_token_ids=req.stop_token_ids,
+        ignore_eos=req.ignore_eos,
+        logit_bias=req.logit_bias,
+        logprobs=logprobs,
+        top_logprobs=req.top_logprobs if logprobs else 0,
+        skip_special_tokens=req.skip_special_tokens,
+        spaces_between_special_tokens=req.spaces_between_special_tokens,
+        include_stop_str_in_output=req.include_stop_str_in_output,
+        structured_outputs=_structured_outputs(req),
+        truncate_prompt_tokens=-1 if req.truncation != "disabled" else None,
+        add_generation_prompt=not continue_final,
+        continue_final_message=continue_final,
+        chat_template_kwargs=req.chat_template_kwargs,
+        stream=req.stream,
+        request_id=req.request_id,
+        cache_salt=req.cache_salt,
+        priority=req.priority,
+        kv_transfer_params=kv,
+        ec_transfer_params=ec,
+        vllm_xargs=extra_args,
+        media_io_kwargs=req.media_io_kwargs,
+        mm_processor_kwargs=req.mm_processor_kwargs,
+    )
+    return chat, extra_args
+
+
+def function_tools(tools: list[dict]) -> list[dict]:
+    """The chat tools the template sees: function tools, namespace functions flattened."""
+    out: list[dict] = []
+    for tool in tools:
+        kind = tool.get("type")
+        if kind == "function":
+            out.append(_chat_tool(tool, tool.get("name")))
+        elif kind == "namespace":
+            out.extend(
+                _chat_tool(t, f"{tool.get('name')}{_NAMESPACE_SEPARATOR}{t.get('name')}")
+                for t in tool.get("tools") or []
+                if t.get("type") == "function"
+            )
+    return out
+
+
+def _chat_tool(tool: dict, name: Any) -> dict:
+    fn: dict[str, Any] = {"name": name, "description": tool.get("description"), "parameters": tool.get("parameters")}
+    for key in ("strict", "defer_loading"):
+        if tool.get(key) is not None:
+            fn[key] = tool[key]
+    return {"type": "function", "function": fn}
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, dict) and choice.get("type") == "function" and "function" not in choice:
+        return {"type": "function", "function": {"name": choice.get("name")}}
+    return choice
+
+
+def _structured_outputs(req: ResponsesRequest) -> dict | None:
+    fmt = (req.text or {}).get("format")
+    if fmt is None:
+        return req.structured_outputs
+    if req.structured_outputs is not None:
+        raise bad_request("Cannot specify both structured_outputs and text.format", "structured_outputs")
+    if fmt.get("type") == "json_object":
+        return {"json_object": True}
+    if fmt.get("type") == "json_schema" and fmt.get("schema") is not None:
+        return {"json": fmt["schema"]}
+    return None
+
+
+def _continues_final_message(items: Any) -> bool:
+    """A trailing partial assistant message or reasoning item is continued, not answered."""
+    if isinstance(items, str) or not items:
+        return False
+    last = items[-1]
+    return last.get("type", "message") in ("message", "reasoning") and last.get("status") in _PARTIAL
+
+
+def _message_from_item(item: dict, prev: dict | None) -> dict | None:
+    """vLLM's ``_construct_message_from_response_item``: a new message, or None after merging
+    the item into the previous assistant message."""
+    prev_assistant = prev if prev is not None and prev.get("role") == "assistant" else None
+    kind = item.get("type")
+    if kind in ("function_call", "custom_tool_call"):
+        name = item.get("name")
+        if kind == "function_call" and item.get("namespace"):
+            name = f"{item['namespace']}{_NAMESPACE_SEPARATOR}{name}"
+        args = item.get("arguments") if kind == "function_call" else _custom_input(item.get("input") or "")
+        call = {"id": item.get("call_id"), "function": {"name": name, "arguments": args}, "type": "function"}
+        if prev_assistant is not None:
+            prev_assistant.setdefault("tool_calls", [])
+            if prev_assistant["tool_calls"] is None:
+                prev_assistant["tool_calls"] = []
+            prev_assistant["tool_calls"].append(call)
+            return None
+        return {"role": "assistant", "tool_calls": [call]}
+    if kind == "reasoning":
+        if item.get("encrypted_content"):
+            raise bad_request("Encrypted content is not supported.", "input")
+        reasoning = ""
+        if item.get("content"):
+            reasoning = item["content"][0].get("text")
+        elif item.get("summary"):
+            reasoning = item["summary"][0].get("text")
+        if prev_assistant is not None and prev_assistant.get("reasoning") is None:
+            prev_assistant["reasoning"] = reasoning
+            return None
+        return {"role": "assistant", "reasoning": reasoning}
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return {"role": "tool", "content": item.get("output"), "tool_call_id": item.get("call_id")}
+    if item.get("role") == "assistant":
+        content = item.get("content")
+        text = content if isinstance(content, str) else content[0].get("text") if isinstance(content, list) and content else None
+        if text is not None:
+            if prev_assistant is not None and prev_assistant.get("content") is None:
+                prev_assistant["content"] = text
+                return None
+            return {"role": "assistant", "content": text}
+    if "role" in item:
+        return item
+    raise bad_request(f"Unsupported input item type: {kind}", "input")
+
+
+def _custom_input(payload: str) -> str:
+    import json
+
+    return json.dumps({"input": payload}, ensure_ascii=False)
