@@ -2,6 +2,11 @@
 
 The same object serves one-shot derender (one ``feed`` then ``finish``) and streaming
 (one ``feed`` per chunk, state carried by ``snapshot``/``restore``).
+
+A reasoning parser may carry a ``content_filter`` (an object with ``feed(text) -> str``,
+``finish() -> str``, ``snapshot()`` and ``restore(snap)``): a rewrite vLLM applies to the final
+content, after tool extraction (MiniCPM-V's escaped newlines). Its state is a third snapshot
+element, present only when there is a filter.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolP
 
 
 class OutputParser:
-    __slots__ = ("ctx", "reasoning", "tool")
+    __slots__ = ("ctx", "reasoning", "tool", "content_filter")
 
     def __init__(
         self,
@@ -23,17 +28,26 @@ class OutputParser:
         self.ctx = ctx
         self.reasoning = reasoning
         self.tool = tool
+        self.content_filter = getattr(reasoning, "content_filter", None)
+        # A reasoning parser that splits a format its tool parser shares (hf, beam, Cohere)
+        # routes the content itself when no tool parser reads it.
+        follows = getattr(reasoning, "set_tool_follows", None)
+        if follows is not None:
+            follows(tool is not None)
 
     def _route(self, reasoning: str, content: str, token_ids: list[int], final: bool) -> Delta:
         if self.tool is not None:
             d = self.tool.feed(content, token_ids) if content or not final else Delta()
             if final:
                 tail = self.tool.finish()
-                d = Delta(d.content + tail.content, "", d.tool_calls + tail.tool_calls)
+                d = Delta(d.content + tail.content, d.reasoning + tail.reasoning, d.tool_calls + tail.tool_calls)
         else:
             d = Delta(content=content)
-        if reasoning and self.ctx.include_reasoning:
-            d.reasoning = reasoning
+        f = self.content_filter
+        if f is not None:
+            d.content = f.feed(d.content) + (f.finish() if final else "")
+        # Some tool families (Cohere) also report reasoning; it follows the reasoning parser's.
+        d.reasoning = (reasoning + d.reasoning) if self.ctx.include_reasoning else ""
         return d
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
@@ -49,14 +63,20 @@ class OutputParser:
         return self._route(r, c, [], True)
 
     def snapshot(self) -> list[Any]:
-        return [
+        snap = [
             self.reasoning.snapshot() if self.reasoning else None,
             self.tool.snapshot() if self.tool else None,
         ]
+        if self.content_filter is not None:
+            snap.append(self.content_filter.snapshot())
+        return snap
 
     def restore(self, snap: list[Any]) -> None:
-        if not isinstance(snap, list) or len(snap) != 2:
+        size = 2 if self.content_filter is None else 3
+        if not isinstance(snap, list) or len(snap) != size:
             raise ValueError("bad parser state")
+        if self.content_filter is not None:
+            self.content_filter.restore(snap[2])
         if self.reasoning is not None:
             self.reasoning.restore(snap[0])
         elif snap[0] is not None:

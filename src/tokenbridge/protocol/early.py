@@ -361,7 +361,7 @@ def check_prompt_and_embeds(data: dict) -> None:
         raise bad_request("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
 
 
-def check_completion(data: Any) -> Any:
+def check_completion(data: Any, field_check: Callable[[dict], None] | None = None) -> Any:
     """``CompletionRequest``'s before-validators (in pydantic's order), then raising fields."""
     if not isinstance(data, dict):
         return data
@@ -388,5 +388,5 @@ def check_completion(data: Any) -> Any:
     if data.get("max_tokens") is None:
         data["max_tokens"] = 16
     check_cache_salt(data)
-    check_fields(data)
+    check_fields(data, field_check)
     return data

@@ -58,14 +58,24 @@ NEUTRAL = {
 }
 
 
-def _omitted(value: Any, default: Any) -> bool:
-    if value is None:
-        return default is None
-    if isinstance(value, bool) or isinstance(default, bool):
-        return value is default
-    if isinstance(value, int) and isinstance(default, int):
-        return value == default and -5 <= value <= 256
-    return False
+# omit_defaults per field, decided once from the default rather than per value and request:
+# a None default drops only None; a bool default only itself; a small-int default (CPython's
+# cached ints, so identical) only an equal int that is not a bool; any other default (floats,
+# larger ints, containers) never matches by identity, so a present value is always kept.
+_KEEP, _DROP_NONE, _DROP_SAME, _DROP_INT = range(4)
+
+
+def _omit_rule(default: Any) -> int:
+    if default is None:
+        return _DROP_NONE
+    if isinstance(default, bool):
+        return _DROP_SAME
+    if isinstance(default, int) and -5 <= default <= 256:
+        return _DROP_INT
+    return _KEEP
+
+
+_RULES = tuple((name, default, _omit_rule(default)) for name, default in _FIELDS)
 
 
 _SAMPLING_EPS = 1e-5
@@ -87,9 +97,20 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
     if stop and not values.get("include_stop_str_in_output"):  # held back to cut a stop string
         values["output_text_buffer_length"] = max(len(s) for s in stop) - 1
     out = {}
-    for name, default in _FIELDS:
-        if name in values and not _omitted(values[name], default):
-            out[name] = values[name]
+    for name, default, rule in _RULES:
+        if name not in values:
+            continue
+        value = values[name]
+        if rule == _DROP_NONE:
+            if value is None:
+                continue
+        elif rule == _DROP_SAME:
+            if value is default:
+                continue
+        elif rule == _DROP_INT:
+            if value == default and isinstance(value, int) and not isinstance(value, bool):
+                continue
+        out[name] = value
     return out
 
 

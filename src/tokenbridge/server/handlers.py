@@ -15,6 +15,7 @@ from tokenbridge.protocol.openai import (
     ChatCompletionRequest,
     CompletionRequest,
     DetokenizeRequest,
+    completion_prompts,
     TokenizeRequest,
 )
 from tokenbridge.protocol.responses import ResponsesRequest
@@ -94,15 +95,55 @@ def check_messages(obj: dict) -> None:
             raise validation_error(f"{loc}.name", "string_type", "Input should be a valid string")
 
 
+def check_completion_body(obj):
+    """vLLM's completion before-validators, then the ``prompt`` union and the raising fields."""
+    return early.check_completion(obj, check_completion_fields)
+
+
+def check_completion_fields(obj: dict) -> None:
+    completion_prompts(obj.get("prompt"))
+    embeds = obj.get("prompt_embeds")
+    if embeds is not None and not (_is_bytes(embeds) or isinstance(embeds, list) and all(map(_is_bytes, embeds))):
+        raise validation_error("body.prompt_embeds", "bytes_type", "Input should be a valid bytes")
+
+
+def _is_bytes(v) -> bool:
+    """pydantic's lax ``bytes``: a string that encodes as UTF-8."""
+    if not isinstance(v, str):
+        return False
+    try:
+        v.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def completion_render(r):
-    obj = early.check_completion(r.json())
+    obj = check_completion_body(r.json())
     req = r.decode(CompletionRequest, obj)
+    if req.prompt_embeds is not None and req.prompt_embeds != []:
+        raise bad_request("You must set `--enable-prompt-embeds` to input `prompt_embeds`.", "prompt_embeds")
     check_mm_kwargs(obj)
     return render_completion(r.model, r.cfg, req, r.request_id())
 
 
+def derender_body(obj, oneshot_key: str):
+    """vLLM's derender body is a union of a one-shot and a streaming model, each ignoring the
+    other's keys: drop those the chosen variant (``stream`` false or true) would not read."""
+    if not isinstance(obj, dict):
+        return obj
+    stream = obj.get("stream", False)
+    if stream is True:
+        drop = (oneshot_key,)
+    elif stream is False:
+        drop = ("generate_chunk", "stream_state")
+    else:
+        return obj
+    return {k: v for k, v in obj.items() if k not in drop}
+
+
 def chat_derender(r):
-    obj = r.json()
+    obj = derender_body(r.json(), "generate_response")
     if isinstance(obj, dict):
         check_chat_body(obj.get("chat_request"))
     req = r.decode(DerenderChatRequest, obj)
@@ -110,7 +151,10 @@ def chat_derender(r):
 
 
 def completion_derender(r):
-    req = r.decode(DerenderCompletionRequest)
+    obj = derender_body(r.json(), "generate_responses")
+    if isinstance(obj, dict):
+        check_completion_body(obj.get("completion_request"))
+    req = r.decode(DerenderCompletionRequest, obj)
     return completion_derender_stage.handle(r.model, r.cfg, req)
 
 

@@ -558,9 +558,13 @@ class ResponseTemplateToolParser(ToolParser):
         self.parse_tools = ctx.tool_choice != "none"
         self.index = 0
         self.fed = False  # any output arrived (an empty output closes nothing)
-        self._start(ctx)
+        self.primed = False  # the prompt was read (once, not on every restore)
 
-    def _start(self, ctx: ParseContext) -> None:
+    def _prime(self) -> None:
+        if self.primed:
+            return
+        self.primed = True
+        ctx = self.ctx
         ids = ctx.prompt_token_ids
         if ids and ctx.vocab is not None and hasattr(ctx.vocab, "decode"):
             self.scanner.load_prompt(ctx.vocab.decode(list(ids), skip_special_tokens=False))
@@ -585,6 +589,7 @@ class ResponseTemplateToolParser(ToolParser):
                 out.content += ev[2]
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
+        self._prime()
         out = Delta()
         if text:
             self.fed = True
@@ -592,6 +597,7 @@ class ResponseTemplateToolParser(ToolParser):
         return out
 
     def finish(self) -> Delta:
+        self._prime()
         out = Delta()
         if self.fed:
             events = self.scanner.feed(self.scanner.closer_rest(), eos=False)
@@ -600,13 +606,13 @@ class ResponseTemplateToolParser(ToolParser):
         return out
 
     def snapshot(self) -> Any:
-        return [self.scanner.state(), self.index, self.fed]
+        return [self.scanner.state(), self.index, self.fed, self.primed]
 
     def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 3:
+        if not isinstance(snap, list) or len(snap) != 4:
             raise ValueError("unexpected tool parser state")
         self.scanner.set_state(snap[0])
-        self.index, self.fed = int(snap[1]), bool(snap[2])
+        self.index, self.fed, self.primed = int(snap[1]), bool(snap[2]), bool(snap[3])
 
 
 @tool_parser("hf", family="response_template")
