@@ -45,7 +45,9 @@ class OutputParser:
             d = Delta(content=content)
         f = self.content_filter
         if f is not None:
-            d.content = f.feed(d.content) + (f.finish() if final else "")
+            d.content = f.feed(d.content)
+            if final:
+                d.content += f.finish()
         # Some tool families (Cohere) also report reasoning; it follows the reasoning parser's.
         d.reasoning = (reasoning + d.reasoning) if self.ctx.include_reasoning else ""
         return d
