@@ -4,7 +4,7 @@ Expected values are vLLM 0.33's one-shot ``parse`` of its composed MiniCPM-V par
 (``--reasoning-parser minicpmv``, with ``--tool-call-parser qwen3_coder`` where a case has tools),
 run in the oracle venv on the qwen3 tokenizer. The pipeline under test is derender's:
 ``ChoiceParser(OutputParser(minicpmv, qwen3_coder))``; the escaped-newline recovery of the
-content runs as the reasoning parser's ``content_filter`` inside ``OutputParser``.
+content runs as the reasoning parser's ``content_filter``, applied last by ``ChoiceParser``.
 """
 
 from __future__ import annotations
@@ -125,16 +125,8 @@ CASES = [
     ('blank-looking content before a call', {}, True, '</think>\\n\\n' + CALL, (None, '\n\n', [('get', '{"q": "line1\\\\nline2"}')])),
 ]
 
-#: vLLM decides "only whitespace, so null" on the tool parser's raw content and recovers the
-#: newlines afterwards; derender's ``ChoiceParser`` gates the already recovered content, so a
-#: content of only escaped newlines next to calls comes out null (see the report/notes).
-GATE_ORDER = {"blank-looking content before a call"}
-
-
 @pytest.mark.parametrize("name,kwargs,tools,text,expected", CASES, ids=[c[0] for c in CASES])
 def test_one_shot_matches_vllm(name, kwargs, tools, text, expected):
-    if name in GATE_ORDER:
-        pytest.xfail("ChoiceParser checks blank content after the content filter")
     assert run(kwargs, tools, text) == expected
 
 
@@ -223,16 +215,16 @@ def test_restore_rejects_bad_state():
         EscapedNewlines().restore(["x", ""])
     c = _context({}, False)
     with pytest.raises(ValueError):
-        OutputParser(c, MiniCPMVReasoningParser(c), None).restore([None, None])
+        _choice_parser(c, False).restore([[None, None], "", False, 0])
 
 
 def test_snapshot_holds_only_the_undecided_tail():
     c = _context({}, True)
-    p = OutputParser(c, MiniCPMVReasoningParser(c), registry.get_tool_parser("qwen3_coder")(c))
+    p = _choice_parser(c, True)
     d = p.feed("r\\nr</think>long content\\nthen `code", [])
     assert (d.reasoning, d.content) == ("r\nr", "long content\nthen `code")
     snap = p.snapshot()
-    assert snap[2] == ["`", ""]
+    assert snap[4] == ["`", ""]
     assert "long content" not in repr(snap)
 
 

@@ -34,7 +34,7 @@ def forces_tool_calls(choice: Any) -> bool:
 
 
 class ChoiceParser:
-    __slots__ = ("inner", "forced", "parallel", "engine", "ws", "calls", "started_calls")
+    __slots__ = ("inner", "forced", "parallel", "engine", "ws", "calls", "started_calls", "filter")
 
     def __init__(self, inner: OutputParser, forced: bool, parallel: bool, engine: bool = False) -> None:
         self.inner = inner
@@ -46,6 +46,9 @@ class ChoiceParser:
         self.ws = "" if tool is None or tool.blank_content_is_null else None
         self.calls = False  # a tool call was emitted
         self.started_calls = 0  # indexes that already got their id
+        # vLLM rewrites the final content last (MiniCPM-V's escaped newlines): after tool
+        # extraction and after the whitespace rule above.
+        self.filter = getattr(inner.reasoning, "content_filter", None)
 
     def _gate(self, d: Delta, final: bool) -> Delta:
         calls = []
@@ -68,6 +71,8 @@ class ChoiceParser:
                 self.ws, content = pending, ""
                 if final and not self.calls:
                     content, self.ws = pending, None
+        if self.filter is not None:
+            content = self.filter.feed(content) + (self.filter.finish() if final else "")
         return Delta(content, d.reasoning, calls)
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
@@ -96,14 +101,20 @@ class ChoiceParser:
         return content, reasoning
 
     def snapshot(self) -> list:
-        return [self.inner.snapshot(), self.ws, self.calls, self.started_calls]
+        snap = [self.inner.snapshot(), self.ws, self.calls, self.started_calls]
+        if self.filter is not None:
+            snap.append(self.filter.snapshot())
+        return snap
 
     def restore(self, snap: list) -> None:
-        if not isinstance(snap, list) or len(snap) != 4:
+        size = 4 if self.filter is None else 5
+        if not isinstance(snap, list) or len(snap) != size:
             raise ValueError("bad parser state")
         self.inner.restore(snap[0])
         self.ws = snap[1] if isinstance(snap[1], str) else None
         self.calls, self.started_calls = bool(snap[2]), int(snap[3])
+        if self.filter is not None:
+            self.filter.restore(snap[4])
 
 
 def build_choice_parser(

@@ -5,8 +5,8 @@ The same object serves one-shot derender (one ``feed`` then ``finish``) and stre
 
 A reasoning parser may carry a ``content_filter`` (an object with ``feed(text) -> str``,
 ``finish() -> str``, ``snapshot()`` and ``restore(snap)``): a rewrite vLLM applies to the final
-content, after tool extraction (MiniCPM-V's escaped newlines). Its state is a third snapshot
-element, present only when there is a filter.
+content after everything else (MiniCPM-V's escaped newlines). Derender's ``ChoiceParser``
+applies it last and keeps its state.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolP
 
 
 class OutputParser:
-    __slots__ = ("ctx", "reasoning", "tool", "content_filter")
+    __slots__ = ("ctx", "reasoning", "tool")
 
     def __init__(
         self,
@@ -28,7 +28,6 @@ class OutputParser:
         self.ctx = ctx
         self.reasoning = reasoning
         self.tool = tool
-        self.content_filter = getattr(reasoning, "content_filter", None)
         # A reasoning parser that splits a format its tool parser shares (hf, beam, Cohere)
         # routes the content itself when no tool parser reads it.
         follows = getattr(reasoning, "set_tool_follows", None)
@@ -43,11 +42,6 @@ class OutputParser:
                 d = Delta(d.content + tail.content, d.reasoning + tail.reasoning, d.tool_calls + tail.tool_calls)
         else:
             d = Delta(content=content)
-        f = self.content_filter
-        if f is not None:
-            d.content = f.feed(d.content)
-            if final:
-                d.content += f.finish()
         # Some tool families (Cohere) also report reasoning; it follows the reasoning parser's.
         d.reasoning = (reasoning + d.reasoning) if self.ctx.include_reasoning else ""
         return d
@@ -65,20 +59,14 @@ class OutputParser:
         return self._route(r, c, [], True)
 
     def snapshot(self) -> list[Any]:
-        snap = [
+        return [
             self.reasoning.snapshot() if self.reasoning else None,
             self.tool.snapshot() if self.tool else None,
         ]
-        if self.content_filter is not None:
-            snap.append(self.content_filter.snapshot())
-        return snap
 
     def restore(self, snap: list[Any]) -> None:
-        size = 2 if self.content_filter is None else 3
-        if not isinstance(snap, list) or len(snap) != size:
+        if not isinstance(snap, list) or len(snap) != 2:
             raise ValueError("bad parser state")
-        if self.content_filter is not None:
-            self.content_filter.restore(snap[2])
         if self.reasoning is not None:
             self.reasoning.restore(snap[0])
         elif snap[0] is not None:

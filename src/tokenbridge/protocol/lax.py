@@ -55,6 +55,12 @@ def decode(body: bytes, typ: type) -> Any:
 def convert(obj: Any, typ: type) -> Any:
     if not isinstance(obj, dict):
         raise validation_error("body", "model_attributes_type", "Input should be a valid dictionary or object")
+    try:
+        # Well-typed bodies (the common case, with long token-id arrays) convert at C speed;
+        # the per-value lax walk below is only for bodies that need coercing or reporting.
+        return msgspec.convert(obj, typ)
+    except (msgspec.ValidationError, OverflowError, ValueError):
+        pass
     obj = coerce(obj, _info(typ), "body")
     try:
         return msgspec.convert(obj, typ, strict=False)

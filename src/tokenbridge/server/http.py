@@ -3,7 +3,7 @@
 Why not uvicorn: for a request that costs ~0.3 ms of handler time, uvicorn's ASGI machinery
 (scope dicts, receive/send messages, a task per request) costs as much again. This server calls
 ``App._handle`` directly and runs it to completion without a task when it does not suspend,
-which is every request below ``OFFLOAD_BODY_BYTES``. Behaviour kept from uvicorn: keep-alive
+which is every request below the app's ``OFFLOAD_BODY_BYTES``. Behaviour kept from uvicorn: keep-alive
 (5 s idle), pipelined requests answered in order, Content-Length and chunked request bodies,
 ``Expect: 100-continue``, a 413 from the headers before an oversized body is read (then the
 connection closes), HEAD without a body, 400 on malformed HTTP, graceful SIGTERM/SIGINT.
@@ -21,7 +21,7 @@ from urllib.parse import unquote
 
 import httptools
 
-from tokenbridge.server.app import OFFLOAD_BODY_BYTES, App
+from tokenbridge.server.app import App
 
 KEEP_ALIVE_S = 5.0
 SHUTDOWN_GRACE_S = 10.0
@@ -124,7 +124,11 @@ class HttpProtocol(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            pass  # no upgrades: the request is answered as plain HTTP
+            # No upgrades: answer the request as plain HTTP, then close (the rest is not HTTP).
+            req, self.current = self.current, None
+            if req is not None:
+                req.keep_alive = False
+                self.queue.append(req)
         except httptools.HttpParserError:
             if not self.rejected:
                 self.transport.write(_BAD_REQUEST)
