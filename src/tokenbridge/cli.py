@@ -18,13 +18,7 @@ def _json_arg(value: str):
     return v
 
 
-def _default_workers() -> int:
-    return 1
-
-
 def serve_parser(sub) -> argparse.ArgumentParser:
-    from tokenbridge.parsers import registry
-
     p = sub.add_parser("serve", help="serve the render/derender API for one model")
     p.add_argument("model", help="a local model folder or a Hugging Face hub id")
     p.add_argument("--host", default="0.0.0.0")
@@ -36,33 +30,51 @@ def serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--chat-template-content-format", choices=["auto", "string", "openai"], default="auto")
     p.add_argument("--default-chat-template-kwargs", type=_json_arg, default=None)
     p.add_argument("--trust-request-chat-template", action="store_true")
-    p.add_argument("--tool-call-parser", choices=registry.tool_names(), default=None, metavar="NAME")
+    p.add_argument("--tool-call-parser", default=None, metavar="NAME")
     p.add_argument("--enable-auto-tool-choice", action="store_true")
-    p.add_argument("--reasoning-parser", choices=registry.reasoning_names(), default=None, metavar="NAME")
+    p.add_argument("--reasoning-parser", default=None, metavar="NAME")
     p.add_argument("--max-model-len", type=int, default=None)
     p.add_argument("--generation-config", default="auto")
     p.add_argument("--max-logprobs", type=int, default=20)
     p.add_argument("--api-key", default=os.environ.get("VLLM_API_KEY"))
-    p.add_argument("--workers", type=int, default=None, help="processes sharing the port (default: 1)")
+    p.add_argument("--workers", type=int, default=None, help="processes sharing the port (default: min(cores, 2))")
     p.add_argument("--max-body-bytes", type=int, default=64 * 1024 * 1024)
     return p
 
 
-def run_serve(args) -> int:
+def check_parser_names(p: argparse.ArgumentParser, args) -> None:
+    """argparse's invalid-choice error for an unknown parser name, listing the valid ones."""
+    from tokenbridge.parsers import registry
+
+    for flag, value, names in (
+        ("--tool-call-parser", args.tool_call_parser, registry.tool_names),
+        ("--reasoning-parser", args.reasoning_parser, registry.reasoning_names),
+    ):
+        if value is not None and value not in names():
+            p.error(f"argument {flag}: invalid choice: {value!r} (choose from {', '.join(names())})")
+
+
+def run_serve(p: argparse.ArgumentParser, args) -> int:
+    from tokenbridge.model.context import ModelLoader
+
+    # The tokenizer builds on a thread (mostly without the GIL) while the parser modules and
+    # the server are imported: start-up is the longer of the two, not their sum.
+    loader = ModelLoader(args)
+    check_parser_names(p, args)
     from tokenbridge.server.run import serve
 
-    return serve(args)
+    return serve(args, loader)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="tokenbridge")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    serve_parser(sub)
+    sp = serve_parser(sub)
     pp = sub.add_parser("parsers", help="list the reasoning and tool-call parser names")
     pp.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.cmd == "serve":
-        return run_serve(args)
+        return run_serve(sp, args)
     from tokenbridge.parsers import registry
 
     doc = registry.describe()

@@ -160,3 +160,37 @@ def load_model(
         config=config,
         tokenizer_config=tok_config,
     )
+
+
+class ModelLoader:
+    """Loads the model on a thread, so imports can proceed while the tokenizer builds."""
+
+    def __init__(self, args) -> None:
+        import threading
+
+        self.args = args
+        self.model = None
+        self.error: Exception | None = None
+        self._thread = threading.Thread(target=self._load, name="tokenbridge-load", daemon=True)
+        self._thread.start()
+
+    def _load(self) -> None:
+        a = self.args
+        try:
+            self.model = load_model(
+                a.model,
+                served_names=a.served_model_name,
+                tokenizer=a.tokenizer,
+                tokenizer_mode=a.tokenizer_mode,
+                chat_template=a.chat_template,
+                max_model_len=a.max_model_len,
+                generation_config=a.generation_config,
+            )
+        except Exception as e:  # reported by result(), on the main thread
+            self.error = e
+
+    def result(self):
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.model

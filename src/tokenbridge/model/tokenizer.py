@@ -6,6 +6,7 @@ transformers (``all_special_ids`` are the named tokens of ``tokenizer_config.jso
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -74,13 +75,16 @@ class HFTokenizer:
 
         self.folder = folder
         # One read, parsed by msgspec: json.loads(self._tok.to_str()) cost ~1 s of start-up.
+        # The Rust tokenizer builds without the GIL, so the spec is parsed meanwhile.
         raw = (folder / "tokenizer.json").read_bytes()
-        self._tok = Tokenizer.from_str(raw.decode("utf-8"))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            built = pool.submit(Tokenizer.from_str, raw.decode("utf-8"))
+            spec = msgspec.json.decode(raw, type=_TokenizerSpec)
+            self._tok = built.result()
         # Encoding must not pad or truncate behind our back.
         self._tok.no_padding()
         self._tok.no_truncation()
         self.config = config
-        spec = msgspec.json.decode(raw, type=_TokenizerSpec)
         self.byte_level = (spec.get("decoder") or {}).get("type") == "ByteLevel"
         self._decoder = self._tok.decoder
         self.added_vocab: dict[str, int] = {

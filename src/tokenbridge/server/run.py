@@ -11,20 +11,12 @@ import socket
 import sys
 
 from tokenbridge.config import ServeConfig
-from tokenbridge.model.context import load_model
+from tokenbridge.model.context import ModelLoader
 from tokenbridge.server.app import App
 
 
-def build(args) -> App:
-    model = load_model(
-        args.model,
-        served_names=args.served_model_name,
-        tokenizer=args.tokenizer,
-        tokenizer_mode=args.tokenizer_mode,
-        chat_template=args.chat_template,
-        max_model_len=args.max_model_len,
-        generation_config=args.generation_config,
-    )
+def build(args, loader: ModelLoader | None = None) -> App:
+    model = (loader or ModelLoader(args)).result()
     cfg = ServeConfig(
         tool_call_parser=args.tool_call_parser,
         reasoning_parser=args.reasoning_parser,
@@ -39,9 +31,9 @@ def build(args) -> App:
     return App(model, cfg)
 
 
-def serve(args) -> int:
+def serve(args, loader: ModelLoader | None = None) -> int:
     try:
-        app = build(args)
+        app = build(args, loader)
     except (OSError, ValueError) as e:
         print(f"tokenbridge: cannot load {args.model}: {e}", file=sys.stderr)
         return 2
