@@ -100,7 +100,7 @@ def test_longcat():
 
 LLAMA_CASES = [
     ("Hello there.", "Hello there.", []),
-    (f'<|python_tag|>{{"name": "get_weather", "parameters": {{"city": "Paris"}}}}', "",
+    ('<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}', "",
      [("get_weather", '{"city": "Paris"}')]),
     (f"Here you go: {W} done", "", [("get_weather", '{"city": "Paris"}')]),  # prose dropped
     (f"{W}; {S}", "", [("get_weather", '{"city": "Paris"}'), ("search", '{"q": "東京 🚀"}')]),

@@ -415,7 +415,7 @@ MISTRAL_V11 = [
     ("a [ARGS] b", "a [ARGS] b", []),
     ("[TOOL_CALLS]  ", "", [("", "{}")]),
     ("[TOOL_CALLS]", "", []),
-    (f"[TOOL_CALLS]get_</s>weather[ARGS]{{\"city\": \"P</s>aris\"}}", "", [("get_weather", MW)]),
+    ("[TOOL_CALLS]get_</s>weather[ARGS]{\"city\": \"P</s>aris\"}", "", [("get_weather", MW)]),
     ('[TOOL_CALLS]search[ARGS]{"q": "a"}{"q": "b"}', "", [("search", '{"q": "a"}')]),
 ]
 

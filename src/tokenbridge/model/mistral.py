@@ -12,7 +12,6 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 # A tekken piece that is an incomplete UTF-8 sequence travels as this marker + its bytes in hex,
 # so token strings stay ``str`` (stream state requires it) yet rebuild the exact bytes.

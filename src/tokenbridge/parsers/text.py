@@ -1,9 +1,10 @@
-"""Small text helpers every family uses to hold back a marker split across chunks."""
+"""Small text helpers every family uses: markers split across chunks, the tokenizer's special
+tokens, and vLLM's argument serialization."""
 
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Any, Callable, Collection, Iterable
 
 
 def partial_suffix(text: str, markers: Iterable[str]) -> int:
@@ -32,6 +33,37 @@ def find_first(text: str, markers: Iterable[str], start: int = 0) -> tuple[int, 
     return pos, found
 
 
+def scan_markers(
+    buf: str, markers: Collection[str], on_text: Callable[[str], None], on_marker: Callable[[str], None]
+) -> str:
+    """Hands ``buf`` on as text runs and markers, in order; returns the held-back tail.
+
+    The tail is a possible partial marker, to be put before the next chunk.
+    """
+    while True:
+        pos, marker = find_first(buf, markers)
+        if marker is None:
+            break
+        on_text(buf[:pos])
+        on_marker(marker)
+        buf = buf[pos + len(marker):]
+    keep = partial_suffix(buf, markers)
+    on_text(buf[: len(buf) - keep])
+    return buf[len(buf) - keep:]
+
+
 def dumps_args(value) -> str:
     """Arguments re-serialized the way vLLM's parsers do: ``json.dumps(..., ensure_ascii=False)``."""
     return json.dumps(value, ensure_ascii=False)
+
+
+def special_token_texts(vocab: Any, exclude: Collection[str] = ()) -> list[str]:
+    """Texts of the tokenizer's named special tokens (transformers' ``all_special_tokens``) in
+    id order, less ``exclude``: vLLM's engine drops those that are no marker of the family."""
+    ids = getattr(vocab, "all_special_ids", None) if vocab is not None else None
+    out = []
+    for i in sorted(ids or ()):
+        text = vocab.id_to_token(i)
+        if text and text not in exclude:
+            out.append(text)
+    return out

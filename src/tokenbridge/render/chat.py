@@ -83,6 +83,9 @@ def template_kwargs(req: Any, cfg: ServeConfig, add_generation_prompt: bool, con
     kw.update(user)
     kw["add_generation_prompt"] = add_generation_prompt
     kw["continue_final_message"] = continue_final
+    documents = getattr(req, "documents", None)
+    if documents is not None:  # merge_kwargs drops unset (None) overrides
+        kw["documents"] = documents
     effort = getattr(req, "reasoning_effort", None)
     if effort is not None:  # vLLM's build_chat_params: the template sees the effort
         kw["reasoning_effort"] = effort
@@ -325,7 +328,7 @@ def render_chat(
 ) -> dict:
     """Render a chat request; ``origin`` ("chat", "messages", "responses") is the route whose
     body was converted to it (see ``validate_tools``)."""
-    conv.check_tool_call_arguments(req.messages)
+    conv.check_tool_call_arguments(req.messages, full=origin == "chat")
     renders_ids = hasattr(model.tokenizer, "render_chat")
     # gpt-oss prompts are built with Harmony, skipping the template's token budget checks.
     harmony = is_harmony_model(model.config)
@@ -373,6 +376,8 @@ def render_chat(
         req.parallel_tool_calls,
         values["structured_outputs"],
         harmony,
+        overridable=req.structured_outputs is None
+        and (req.response_format or {}).get("type", "text") in ("text", "json_object", "json_schema"),
     )
     if adjusted.skip_special_tokens is not None:
         values["skip_special_tokens"] = adjusted.skip_special_tokens
@@ -408,7 +413,7 @@ def render_chat(
         "return_token_ids": req.return_token_ids,
         "output_mode": "tokens",
         "parse_context": {
-            "tools": req.tools,
+            "tools": conv.tool_dicts(req.tools),
             "tool_choice": tool_choice,
             "parallel_tool_calls": req.parallel_tool_calls if req.parallel_tool_calls is not None else True,
             "include_reasoning": req.include_reasoning,

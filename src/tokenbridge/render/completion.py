@@ -29,10 +29,25 @@ def _prompts(req: CompletionRequest) -> list[str | list[int]]:
     return prompts
 
 
+def check_suffix(req: CompletionRequest) -> None:
+    """vLLM's ``render_completion`` suffix rules; no served renderer does FIM completion."""
+    if req.suffix is None:
+        return
+    if req.echo:
+        raise bad_request("Echo is unsupported with suffix.", "suffix")
+    if req.truncate_prompt_tokens is not None:
+        raise bad_request("suffix is not supported with truncate_prompt_tokens", "suffix")
+    p = req.prompt
+    if isinstance(p, str) or (isinstance(p, list) and all(isinstance(x, str) for x in p)):
+        raise bad_request("suffix is only supported for models with FIM completion rendering", "suffix")
+    raise bad_request("suffix requires text prompt input for FIM completion rendering", "suffix")
+
+
 def render_completion(
     model: ModelContext, cfg: ServeConfig, req: CompletionRequest, request_id: str | None
 ) -> list[dict]:
     common_checks(req)
+    check_suffix(req)
     prompts = _prompts(req)
     check_token_budget(req.max_tokens or 0, "max_tokens", req.truncate_prompt_tokens, model.max_model_len)
     add_special = True if req.add_special_tokens is None else req.add_special_tokens

@@ -30,17 +30,41 @@ def detect_content_format(source: str) -> str:
     return "string"
 
 
+_TEXT_KEYS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal", "thinking": "thinking"}
+
+
+_MEDIA_PARTS = ("image_url", "input_image", "audio_url", "input_audio", "video_url",
+                "image_embeds", "audio_embeds", "video_embeds", "image_pil")
+
+
+def _check_parts(content: list) -> None:
+    """The request schema's content-part check (every render path, mistral and Harmony too)."""
+    for part in content:
+        if not (isinstance(part, dict) and part.get("type") in (*_MEDIA_PARTS, "tool_reference", "file")):
+            _text_parts([part])
+
+
 def _text_parts(content: list) -> list[str]:
+    """The text of each content part, as vLLM's request schema and
+    ``parse_chat_message_content_part`` read them (every part an object with a ``type``)."""
     out = []
     for part in content:
-        if isinstance(part, str):
-            out.append(part)
-        elif isinstance(part, dict):
-            kind = part.get("type")
-            if kind in ("text", "input_text", "output_text", "refusal") or (kind is None and "text" in part):
-                out.append(part.get("text") or part.get("refusal") or "")
-            else:
-                raise bad_request(f"Unsupported content part type: {kind}")
+        if not isinstance(part, dict):
+            raise bad_request("1 validation error for ValidatorIterator\n0.ChatCompletionContentPartTextParam\n"
+                              "  Input should be a valid dictionary [type=dict_type]")
+        kind = part.get("type")
+        key = _TEXT_KEYS.get(kind) if isinstance(kind, str) else None
+        if key is None:
+            if kind not in _MEDIA_PARTS:
+                field = "type" if kind is None else "text"
+                raise bad_request(f"1 validation error for ValidatorIterator\n0.ChatCompletionContentPartTextParam.{field}\n"
+                                  "  Field required [type=missing]")
+            raise bad_request(f"Unsupported content part type: {kind}")
+        text = part.get(key)
+        if not isinstance(text, str):
+            raise bad_request(f"1 validation error for ValidatorIterator\n0.ChatCompletionContentPartTextParam.{key}\n"
+                              "  Input should be a valid string [type=string_type]")
+        out.append(text)
     return out
 
 
@@ -82,10 +106,12 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
         role = m["role"]
         content = m.get("content")
         texts = [content] if isinstance(content, str) else _text_parts(content or [])
-        if content_format == "openai" and role != "tool":
+        if content_format == "openai":
             msg: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": t} for t in texts]}
-        else:
-            msg = {"role": role, "content": "\n".join(texts)}
+            if role == "tool":
+                msg["content"] = "\n".join(texts)
+        else:  # parts are joined, empty ones dropped
+            msg = {"role": role, "content": "\n".join(t for t in texts if t)}
         reasoning = m.get("reasoning")
         if reasoning is None:
             reasoning = m.get("reasoning_content")
@@ -108,20 +134,102 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
     return conv
 
 
-def check_tool_call_arguments(messages: list[dict]) -> None:
-    """The request schema types assistant ``tool_calls[].function.arguments`` as a string."""
+def check_tool_call_arguments(messages: list[dict], full: bool = True) -> None:
+    """The request schema's assistant ``tool_calls`` entries (``ChatCompletionMessage
+    FunctionToolCallParam``): ``id``, ``type`` and ``function`` with string ``name`` and
+    ``arguments`` are all required (custom tool calls are left to the render checks)."""
     for m in messages:
+        if full and isinstance(m, dict) and isinstance(m.get("content"), list):
+            _check_parts(m["content"])
         calls = m.get("tool_calls") if isinstance(m, dict) else None
         if not isinstance(calls, list):
             continue
         for i, call in enumerate(calls):
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict) and "arguments" in fn and not isinstance(fn["arguments"], str):
-                raise validation_error(
-                    f"body.{i}.ChatCompletionMessageFunctionToolCallParam.function",
-                    "string_type",
-                    "Input should be a valid string",
-                )
+            if not isinstance(call, dict) or call.get("type") == "custom":
+                continue
+            loc = f"body.{i}.ChatCompletionMessageFunctionToolCallParam"
+            fn = call.get("function")
+            if not full:  # converted bodies: only the arguments type is checked
+                if isinstance(fn, dict) and "arguments" in fn and not isinstance(fn["arguments"], str):
+                    raise validation_error(f"{loc}.function", "string_type", "Input should be a valid string")
+                continue
+            for key, value in (("id", call.get("id")), ("type", call.get("type")), ("function", fn)):
+                if key not in call:
+                    raise validation_error(f"{loc}.{key}", "missing", "Field required")
+                if key != "function" and not isinstance(value, str):
+                    raise validation_error(f"{loc}.{key}", "string_type", "Input should be a valid string")
+            if not isinstance(fn, dict):
+                raise validation_error(f"{loc}.function", "dict_type", "Input should be a valid dictionary")
+            if "arguments" not in fn:
+                raise validation_error(f"{loc}.function", "missing", "Field required")
+            for key in ("name", "arguments"):
+                if key not in fn:
+                    raise validation_error(f"{loc}.function.{key}", "missing", "Field required")
+                if not isinstance(fn[key], str):
+                    raise validation_error(
+                        f"{loc}.function" if key == "arguments" else f"{loc}.function.{key}",
+                        "string_type",
+                        "Input should be a valid string",
+                    )
+
+
+def tool_dicts(tools: list[dict] | None) -> list[dict] | None:
+    """``[tool.model_dump() for tool in request.tools]``: the fields of vLLM's
+    ``ChatCompletionToolsParam``/``FunctionDefinition`` in declaration order, unknown keys
+    dropped, ``strict``/``defer_loading`` only when set."""
+    if tools is None:
+        return None
+    out = []
+    for tool in tools:
+        if not isinstance(tool, dict) or not isinstance(tool.get("function"), dict):
+            out.append(tool)
+            continue
+        fn = tool["function"]
+        defer = tool.get("defer_loading")
+        f = {"name": fn.get("name"), "description": fn.get("description"), "parameters": fn.get("parameters")}
+        if fn.get("strict") is not None:
+            f["strict"] = fn["strict"]
+        fdefer = fn.get("defer_loading")
+        if fdefer is None:
+            fdefer = defer
+        if fdefer is not None:
+            f["defer_loading"] = fdefer
+        d = {"type": tool.get("type", "function"), "function": f}
+        if defer is not None:
+            d["defer_loading"] = defer
+        out.append(d)
+    return out
+
+
+def developer_to_system(source: str, conversation: list[dict]) -> list[dict]:
+    """vLLM's ``safe_apply_chat_template``: a template that never names the developer role
+    sees developer messages as system messages, all merged into one leading system message."""
+    if not any(m.get("role") == "developer" for m in conversation):
+        return conversation
+    if '"developer"' in source or "'developer'" in source:
+        return conversation
+    converted = []
+    for m in conversation:
+        if m.get("role") == "developer":
+            m = dict(m, role="system")
+            m.pop("tools", None)
+        converted.append(m)
+    contents, rest, merge = [], [], False
+    for i, m in enumerate(converted):
+        if m.get("role") == "system":
+            if i > 0 or contents:
+                merge = True
+            c = m.get("content", "")
+            if isinstance(c, list):
+                c = "\n".join(p["text"] if isinstance(p, dict) else p for p in c
+                              if (isinstance(p, dict) and "text" in p) or isinstance(p, str))
+            if c:
+                contents.append(c)
+        else:
+            rest.append(m)
+    if not merge:
+        return converted
+    return [{"role": "system", "content": "\n\n".join(contents)}, *rest]
 
 
 def apply_template(
@@ -134,11 +242,12 @@ def apply_template(
     kwargs: dict[str, Any],
     documents: list[dict] | None = None,
 ) -> str:
+    conversation = developer_to_system(source, conversation)
     ctx = dict(special_tokens)
     ctx.update(kwargs)
     ctx.update(
         messages=conversation,
-        tools=tools,
+        tools=tool_dicts(tools),
         documents=documents,
         add_generation_prompt=add_generation_prompt,
         continue_final_message=continue_final_message,

@@ -89,8 +89,13 @@ def adjust_request(
     parallel_tool_calls: bool | None,
     structured_outputs: dict | None,
     harmony: bool = False,
+    overridable: bool | None = None,
 ) -> Adjustment:
-    """vLLM's parser ``adjust_request``; ``structured_outputs`` is the request's current spec."""
+    """vLLM's parser ``adjust_request``; ``structured_outputs`` is the request's current spec.
+
+    ``overridable`` tells the Mistral rule whether that spec may be replaced by the forced tool
+    schema: true when the request set no ``structured_outputs`` and its ``response_format`` (if
+    any) is text/json_object/json_schema; None means "only when there is no spec"."""
     out = Adjustment(None, None)
     if harmony:
         if not (reasoning_parser or tool_parser):
@@ -125,7 +130,7 @@ def adjust_request(
         return out
     if rules.forced_schema == "tools":
         out.structured_outputs = {"json": forced_tool_schema(tools, tool_choice, parallel_tool_calls)}
-    elif rules.forced_schema == "mistral" and not structured_outputs:
+    elif rules.forced_schema == "mistral" and (not structured_outputs if overridable is None else overridable):
         schema = mistral_forced_schema(tools, tool_choice)
         if schema is not None:
             out.structured_outputs = {"json": schema}

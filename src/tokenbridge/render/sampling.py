@@ -89,6 +89,9 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
     omit-defaults then drops; prompt logprobs turn off prefix-cache reads.
     """
     values = dict(values)
+    verify(values)
+    if values.get("seed") == -1:  # SamplingParams: -1 means no seed
+        values["seed"] = None
     if values.get("temperature", 1.0) < _SAMPLING_EPS:
         for name in _GREEDY_RESET:
             values.pop(name, None)
@@ -113,6 +116,42 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
         out[name] = value
     return out
 
+
+def verify(values: dict[str, Any]) -> None:
+    """The rest of ``SamplingParams.__post_init__``'s checks, on the final values."""
+    import math
+
+    temperature = values.get("temperature", 1.0)
+    if not math.isfinite(temperature):
+        raise bad_request(f"temperature must be a finite number, got {temperature}.", "temperature", temperature)
+    if temperature > 2.0:
+        raise bad_request(f"temperature must be in [0, 2], got {temperature}.", "temperature", temperature)
+    max_tokens = values.get("max_tokens")
+    if max_tokens is not None and max_tokens < 1:
+        raise bad_request(f"max_tokens must be at least 1, got {max_tokens}.", "max_tokens", max_tokens)
+    min_tokens = values.get("min_tokens", 0)
+    if max_tokens is not None and min_tokens > max_tokens:
+        raise bad_request(f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {min_tokens}.")
+    for name in ("logprobs", "prompt_logprobs"):
+        v = values.get(name)
+        if v is not None and v != -1 and v < 0:
+            raise bad_request(f"{name} must be non-negative or -1, got {v}.", name, v)
+    if any(not s for s in values.get("stop") or []):
+        raise bad_request("stop cannot contain an empty string.")
+    bad = values.get("bad_words") or []
+    if any(not w for w in bad):
+        raise bad_request(f"bad_words cannot contain an empty string. Got bad_words={bad}")
+    so = values.get("structured_outputs")
+    if isinstance(so, dict) and all(so.get(k) is None for k in _CONSTRAINTS):
+        raise bad_request(
+            "You must use one kind of structured outputs constraint but none are specified: " + repr(so)
+        )
+    n = values.get("n", 1)
+    if temperature < _SAMPLING_EPS and n > 1:
+        raise bad_request(f"n must be 1 when using greedy sampling, got {n}.")
+
+
+_CONSTRAINTS = ("json", "regex", "choice", "grammar", "json_object", "structural_tag")
 
 STRUCTURED_KEYS = (
     "json",
@@ -146,7 +185,12 @@ def structured_outputs(response_format: dict | None, structured: dict | None) ->
         elif kind == "json_schema":
             js = response_format.get("json_schema") or {}
             schema = js.get("schema", js.get("json_schema"))
-            spec = {"json": schema if schema is not None else {}}
+            if schema is None:  # StructuredOutputsParams(json=None) is built, and rejected, first
+                raise bad_request(
+                    "You must use one kind of structured outputs constraint but none are specified: "
+                    + repr(structured_outputs_params({}))
+                )
+            spec = {"json": schema}
         elif kind == "structural_tag":
             spec = {"structural_tag": _dumps(response_format)}
         elif kind in (None, "text"):

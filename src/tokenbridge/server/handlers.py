@@ -221,7 +221,11 @@ def tokenize_response(r, req, ids: list[int]) -> dict:
 
 def detokenize(r):
     req = r.decode(DetokenizeRequest)
-    return {"prompt": r.model.tokenizer.decode(req.tokens, skip_special_tokens=False)}
+    tok = r.model.tokenizer
+    if getattr(tok, "is_tekken", None) is False and any(t >= tok.vocab_size for t in req.tokens):
+        # mistral mode on SentencePiece: vLLM's decode raises from sentencepiece (a 500)
+        raise ApiError("OUT_OF_RANGE: piece id is out of range.", 500, "InternalServerError")
+    return {"prompt": tok.decode(req.tokens, skip_special_tokens=False)}
 
 
 def models(r):

@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
-from tokenbridge.parsers.reasoning.think import _special_texts, _token_id
+from tokenbridge.parsers.reasoning.think import _token_id
 from tokenbridge.parsers.registry import reasoning_parser
-from tokenbridge.parsers.text import partial_suffix
+from tokenbridge.parsers.text import partial_suffix, special_token_texts
 
 MESSAGE_MODEL = "<|message_model|>"
 CONTENT_TEXT = "<|content_text|>"
@@ -54,7 +54,7 @@ class InklingReasoningParser(ReasoningParser):
         self.header = ""  # header text, emitted or dropped later
         self.held_ws = ""  # trailing whitespace of the reasoning so far
         self.in_call = False  # inside a forwarded tool-call block
-        self.drops = tuple(_special_texts(ctx.vocab) - set(MARKERS))
+        self.drops = tuple(special_token_texts(ctx.vocab, MARKERS))
         self.markers = MARKERS + self.drops
 
     @classmethod

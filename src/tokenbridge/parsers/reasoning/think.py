@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.registry import reasoning_parser
-from tokenbridge.parsers.text import partial_suffix
+from tokenbridge.parsers.text import partial_suffix, special_token_texts
 
 # --- thinking switches (chat_template_kwargs -> is thinking on) ---------------------------
 
@@ -99,19 +99,6 @@ def _token_id(vocab: Any, text: str) -> int | None:
         return None
 
 
-def _special_texts(vocab: Any) -> frozenset[str]:
-    """Texts of the tokenizer's named special tokens (transformers' ``all_special_tokens``)."""
-    ids = getattr(vocab, "all_special_ids", None)
-    if not ids:
-        return frozenset()
-    out = set()
-    for i in ids:
-        t = vocab.id_to_token(i)
-        if t:
-            out.add(t)
-    return frozenset(out)
-
-
 _TEXT, _DROP, _CLOSE, _CLOSE_KEEP, _OPEN = range(5)
 
 
@@ -130,7 +117,7 @@ class _Lexer:
             set(fmt.start) | set(fmt.end) | set(fmt.implicit_end) | set(fmt.literals)
             | set(fmt.tool_open) | set(fmt.tool_close) | set(fmt.content_drops)
         )
-        drops = _special_texts(vocab) - markers if fmt.drop_special_tokens else frozenset()
+        drops = frozenset(special_token_texts(vocab, markers)) if fmt.drop_special_tokens else frozenset()
         reasoning_actions: dict[str, int] = {m: _TEXT for m in markers}
         content_actions: dict[str, int] = dict(reasoning_actions)
         for m in drops:

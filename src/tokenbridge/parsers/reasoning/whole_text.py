@@ -47,6 +47,17 @@ class WholeTextParser(ReasoningParser):
         self.buf = snap
 
 
+def _decoded_prompt(prompt_token_ids: list[int], ctx: ParseContext) -> str | None:
+    """The prompt as text, special tokens kept when the tokenizer can; None without a decoder."""
+    decode = getattr(ctx.vocab, "decode", None)
+    if decode is None:
+        return None
+    try:
+        return decode(list(prompt_token_ids), skip_special_tokens=False)
+    except TypeError:
+        return decode(list(prompt_token_ids))
+
+
 _GRANITE = re.compile(
     r"(?:Here's|Here is) my thought process:(.*?)(?:Here's|Here is) my response:(.*)", re.DOTALL
 )
@@ -244,13 +255,9 @@ class MuseReasoningParser(WholeTextParser):
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """vLLM decodes the prompt: only a tool channel in the current turn ends reasoning."""
-        decode = getattr(ctx.vocab, "decode", None)
-        if decode is None:
+        text = _decoded_prompt(prompt_token_ids, ctx)
+        if text is None:
             return False
-        try:
-            text = decode(list(prompt_token_ids), skip_special_tokens=False)
-        except TypeError:
-            text = decode(list(prompt_token_ids))
         return cls.tool_channel_opened(text)
 
     @staticmethod
@@ -297,13 +304,9 @@ class MuseGlimmerReasoningParser(WholeTextParser):
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        decode = getattr(ctx.vocab, "decode", None)
-        if decode is None:
+        text = _decoded_prompt(prompt_token_ids, ctx)
+        if text is None:
             return False
-        try:
-            text = decode(list(prompt_token_ids), skip_special_tokens=False)
-        except TypeError:
-            text = decode(list(prompt_token_ids))
         at = text.rfind(_ASSISTANT_OPEN)
         if at != -1:
             text = text[at + len(_ASSISTANT_OPEN) :]

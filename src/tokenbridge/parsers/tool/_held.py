@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterator
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ToolParser
 from tokenbridge.parsers.text import find_first, partial_suffix
-from tokenbridge.parsers.tool.json_tags import Extraction
+from tokenbridge.parsers.tool.json_tags import Extraction, decided_delta
 
 OPEN, HELD, DONE = "open", "held", "done"
 
@@ -88,16 +88,7 @@ class HeldBlockParser(ToolParser):
         return out
 
     def _decide(self, text: str) -> Delta:
-        result = self.extract(text, not self._emitted)
-        if result.content is None:
-            self.null_content = True
-        return Delta(
-            content=result.content or "",
-            tool_calls=[
-                ToolCallDelta(index=i, name=name, arguments=args, id=self.call_id(i))
-                for i, (name, args) in enumerate(result.calls)
-            ],
-        )
+        return decided_delta(self, self.extract(text, not self._emitted), self.call_id)
 
     def finish(self) -> Delta:
         text, self._buf = self._buf, ""
@@ -127,7 +118,3 @@ def function_tools(ctx: ParseContext) -> Iterator[tuple[Any, Any]]:
             fn = tool.get("function") or {}
             yield fn.get("name"), fn.get("parameters")
 
-
-def raw_content(text: str) -> Extraction:
-    """No calls: vLLM's serving layer keeps the text as it came."""
-    return Extraction(text, [])

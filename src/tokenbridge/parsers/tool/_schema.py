@@ -1,8 +1,8 @@
 """Schema coercion of tool-call argument values, as vLLM's parser engine does it.
 
 A value the model wrote as a string becomes the first type the tool's JSON schema allows that
-it parses as; the arguments are re-serialized only when some value changed. Shared by the
-engine-based families (Kimi K2, DeepSeek DSML).
+it parses as; the arguments are re-serialized only when some value changed. One copy for
+every family that coerces (the tag engine, Kimi K2, DeepSeek DSML, Granite, Gemma 4, …).
 """
 
 from __future__ import annotations
@@ -139,14 +139,22 @@ def _coerce_object(args: dict, properties: dict) -> bool:
     return changed
 
 
-def tool_properties(tools: list[dict] | None, name: str) -> dict:
+def tool_function(tools: list[dict] | None, name: str) -> dict | None:
+    """The ``function`` object of the request's tool called ``name``, if there is one."""
     for tool in tools or []:
         if not isinstance(tool, dict) or tool.get("type", "function") != "function":
             continue
         fn = tool.get("function") or {}
         if fn.get("name") == name:
-            return (fn.get("parameters") or {}).get("properties", {}) or {}
-    return {}
+            return fn
+    return None
+
+
+def tool_properties(tools: list[dict] | None, name: str) -> dict:
+    """The ``properties`` of the tool's parameter schema; ``{}`` when missing or not an object."""
+    fn = tool_function(tools, name)
+    props = (fn.get("parameters") or {}).get("properties", {}) if fn else {}
+    return props if isinstance(props, dict) else {}
 
 
 def fix_arg_types(args_json: str, name: str, tools: list[dict] | None) -> str:

@@ -128,6 +128,10 @@ class DeepSeekToolParser(ToolParser):
             content = blank + content
             if CALLS_BEGIN in text and not content.strip():
                 content = ""
+        if not content and CALLS_BEGIN in text:
+            # vLLM counts the section marker as "tools called" even when no call survives
+            # (none parsed, or unknown names dropped later): its content is then null.
+            self.null_content = True
         return Delta(
             content=content,
             tool_calls=[ToolCallDelta(index=i, name=n, arguments=a) for i, (n, a) in enumerate(calls)],

@@ -27,9 +27,9 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import find_first, partial_suffix
+from tokenbridge.parsers.text import scan_markers, special_token_texts
+from tokenbridge.parsers.tool._common import name_and_args_from_json
 from tokenbridge.parsers.tool._schema import fix_arg_types, tool_properties
-from tokenbridge.parsers.tool.kimi import special_token_texts
 
 THINK_START = "<think>"
 THINK_END = "</think>"
@@ -166,23 +166,6 @@ def unwrap_arguments(args_json: str, name: str, tools: list[dict] | None) -> str
     return args_json
 
 
-def _name_and_args_from_json(raw: str) -> tuple[Any, str]:
-    """A body that is a JSON call object: its ``name`` and its arguments."""
-    raw = raw.strip()
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        return "", raw
-    if not isinstance(parsed, dict):
-        return "", raw
-    name = parsed.get("name", "")
-    for key in ("arguments", "parameters"):
-        if key in parsed:
-            val = parsed[key]
-            return name, val if isinstance(val, str) else json.dumps(val, ensure_ascii=False)
-    return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
-
-
 class DsmlToolParser(ToolParser):
     """Content until the first call marker; then each call whole at its end.
 
@@ -199,7 +182,7 @@ class DsmlToolParser(ToolParser):
         self._kinds = self.dialect.markers()
         # Without a reasoning parser vLLM passes reasoning markup through as text.
         self._think_is_text = ctx.reasoning_parser is None
-        for t in special_token_texts(ctx):
+        for t in special_token_texts(ctx.vocab):
             self._kinds.setdefault(t, DROP)
         self._params = self.dialect.param_pattern()
         # Whitespace-only content is dropped once a call starts, except under "none" with
@@ -273,7 +256,7 @@ class DsmlToolParser(ToolParser):
                 unwrap_name = first
         final_name: Any = name.strip()
         if not final_name and raw.strip():
-            final_name, args = _name_and_args_from_json(raw)
+            final_name, args = name_and_args_from_json(raw)
         else:
             args = unwrap_arguments(converted, unwrap_name, tools)
         if not isinstance(final_name, str) or not final_name:
@@ -284,17 +267,12 @@ class DsmlToolParser(ToolParser):
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         out = Delta(tool_calls=[])
-        buf = self._pending + text
-        while True:
-            pos, marker = find_first(buf, self._kinds)
-            if marker is None:
-                break
-            self._text(buf[:pos], out)
-            self._marker(marker, out)
-            buf = buf[pos + len(marker):]
-        keep = partial_suffix(buf, self._kinds)
-        self._text(buf[: len(buf) - keep], out)
-        self._pending = buf[len(buf) - keep:]
+        self._pending = scan_markers(
+            self._pending + text,
+            self._kinds,
+            lambda piece: self._text(piece, out),
+            lambda marker: self._marker(marker, out),
+        )
         return out
 
     def finish(self) -> Delta:

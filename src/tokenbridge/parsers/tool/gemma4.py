@@ -23,8 +23,9 @@ from typing import ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import special_token_texts
+from tokenbridge.parsers.tool._common import name_and_args_from_json
 from tokenbridge.parsers.tool._schema import fix_arg_types
-from tokenbridge.parsers.tool.granite import special_token_texts
 from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily
 
 CHANNEL_START = "<|channel>"
@@ -136,25 +137,10 @@ def arguments_json(raw: str) -> str:
     return json.dumps(parse_fields(text), ensure_ascii=False)
 
 
-def _name_and_args_from_json(body: str) -> tuple[str, str]:
-    try:
-        obj = json.loads(body.strip())
-    except json.JSONDecodeError:
-        return "", body.strip()
-    if not isinstance(obj, dict):
-        return "", body.strip()
-    name = obj.get("name", "")
-    for key in ("arguments", "parameters"):
-        if key in obj:
-            v = obj[key]
-            return name, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-    return name, json.dumps({k: v for k, v in obj.items() if k != "name"}, ensure_ascii=False)
-
-
 def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
     reasoning_markup = ctx.reasoning_parser is not None
     markers = _MARKERS if reasoning_markup else (CALL_START, CALL_END)
-    drops = [t for t in special_token_texts(ctx, (*_MARKERS, QUOTE)) if t not in markers]
+    drops = [t for t in special_token_texts(ctx.vocab, (*_MARKERS, QUOTE)) if t not in markers]
     literals = sorted({*markers, *drops}, key=len, reverse=True)
     suppress = ctx.tool_choice == "none" and bool(ctx.tools)
     if text and CHANNEL_START not in text and (
@@ -217,7 +203,7 @@ def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
         )
         name = name.strip()
         if not name and args.strip():
-            name, args_json = _name_and_args_from_json(args)
+            name, args_json = name_and_args_from_json(args)
         elif args.strip():
             args_json = arguments_json(args)
         else:

@@ -18,55 +18,19 @@ engine's one-shot pass over the whole text (held until ``finish()`` like every f
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import special_token_texts
+from tokenbridge.parsers.tool._common import json_member_object, lex, name_and_args_from_json
+from tokenbridge.parsers.tool._schema import fix_arg_types
 from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily
-from tokenbridge.parsers.tool.xml_tags import fix_arg_types
 
 MARKERS = ("<|tool_call|>", "<tool_call>")
 _JSON_WS = " \t\r\n"
 _NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
-
-
-def special_token_texts(ctx: ParseContext, keep: tuple[str, ...]) -> list[str]:
-    """The tokenizer's named special tokens other than ``keep``: vLLM's engine drops them."""
-    vocab = ctx.vocab
-    ids = getattr(vocab, "all_special_ids", None) if vocab is not None else None
-    out = []
-    for i in sorted(ids or ()):
-        text = vocab.id_to_token(i)
-        if text and text not in keep:
-            out.append(text)
-    return out
-
-
-def lex(text: str, markers: tuple[str, ...], drops: list[str]) -> list[tuple[bool, str]]:
-    """``(is_marker, text)`` pieces; at each position the longest literal wins, drops vanish."""
-    lits = sorted({*markers, *drops}, key=len, reverse=True)
-    firsts = {lit[0] for lit in lits}
-    marker_set = set(markers)
-    pieces: list[tuple[bool, str]] = []
-    plain_start = i = 0
-    n = len(text)
-    while i < n:
-        if text[i] in firsts:
-            hit = next((lit for lit in lits if text.startswith(lit, i)), None)
-            if hit is not None:
-                if i > plain_start:
-                    pieces.append((False, text[plain_start:i]))
-                if hit in marker_set:
-                    pieces.append((True, hit))
-                i += len(hit)
-                plain_start = i
-                continue
-        i += 1
-    if plain_start < n:
-        pieces.append((False, text[plain_start:]))
-    return pieces
 
 
 class _Element:
@@ -157,84 +121,6 @@ def scan(text: str, drops: list[str]) -> tuple[list[str], list[str], list[str], 
     return before, after, bodies, started
 
 
-def member_object(raw: str, key: str) -> str | None:
-    """Verbatim text of the top-level object member ``key`` (possibly unterminated)."""
-    depth = 0
-    in_str = esc = False
-    str_start = -1
-    last: str | None = None
-    for i, ch in enumerate(raw):
-        if esc:
-            esc = False
-            continue
-        if in_str:
-            if ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-                if depth == 1:
-                    last = raw[str_start + 1 : i]
-            continue
-        if ch == '"':
-            in_str = True
-            str_start = i
-        elif ch == ":" and depth == 1 and last == key:
-            j = i + 1
-            while j < len(raw) and raw[j] in _JSON_WS:
-                j += 1
-            if j >= len(raw):
-                return None
-            if raw[j] != "{":
-                raise ValueError(f"member {key!r} must be a JSON object")
-            return raw[j : object_end(raw, j)]
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-    return None
-
-
-def object_end(raw: str, start: int) -> int | None:
-    depth = 0
-    in_str = esc = False
-    for i in range(start, len(raw)):
-        ch = raw[i]
-        if esc:
-            esc = False
-        elif in_str:
-            if ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
-
-
-def args_from_envelope(raw: str) -> tuple[Any, str]:
-    """vLLM's fallback reading of a whole element: ``(name, arguments)``."""
-    raw = raw.strip()
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError:
-        return "", raw
-    if not isinstance(parsed, dict):
-        return "", raw
-    name = parsed.get("name", "")
-    for key in ("arguments", "parameters"):
-        if key in parsed:
-            val = parsed[key]
-            return name, val if isinstance(val, str) else json.dumps(val, ensure_ascii=False)
-    rest = {k: v for k, v in parsed.items() if k != "name"}
-    return name, json.dumps(rest, ensure_ascii=False)
-
-
 def element_call(body: str, tools: list[dict] | None) -> tuple[tuple[str, str] | None, bool]:
     """``(call or None, name found while streaming)`` for one element body."""
     m = _NAME.search(body)
@@ -243,7 +129,7 @@ def element_call(body: str, tools: list[dict] | None) -> tuple[tuple[str, str] |
     if not name:
         if not body.strip():
             return None, False
-        fallback_name, args = args_from_envelope(body)
+        fallback_name, args = name_and_args_from_json(body)
         if not fallback_name:
             return None, False
         if not isinstance(fallback_name, str):
@@ -251,17 +137,17 @@ def element_call(body: str, tools: list[dict] | None) -> tuple[tuple[str, str] |
         name = fallback_name
     elif body.strip():
         try:
-            span = member_object(body, "arguments")
+            span = json_member_object(body, "arguments")
             args = "{}" if span is None else span
         except ValueError:
-            args = args_from_envelope(body)[1] if body.strip() else "{}"
+            args = name_and_args_from_json(body)[1] if body.strip() else "{}"
     else:
         args = "{}"
     return (name, fix_arg_types(args, name, tools)), bool(streamed_name)
 
 
 def extract_granite(text: str, ctx: ParseContext) -> Extraction:
-    drops = special_token_texts(ctx, MARKERS)
+    drops = special_token_texts(ctx.vocab, MARKERS)
     before, after, bodies, started = scan(text, drops)
     suppress = ctx.tool_choice == "none" and bool(ctx.tools)
     if suppress:

@@ -24,8 +24,8 @@ import re
 from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools, raw_content
-from tokenbridge.parsers.tool.json_tags import Extraction
+from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools
+from tokenbridge.parsers.tool.json_tags import Extraction, as_content
 
 _TYPE_ALIASES = {
     **dict.fromkeys(("str", "text", "varchar", "char", "enum"), "string"),
@@ -161,7 +161,7 @@ class HYV3ToolParser(HeldBlockParser):
     def extract(self, text: str, at_start: bool) -> Extraction:
         start = text.find(self.tags.calls_start)
         if start == -1:
-            return raw_content(text)
+            return as_content(text)
         try:
             calls = self._calls(text)
         except Exception:
@@ -222,9 +222,9 @@ class HYV4ToolParser(HeldBlockParser):
     def extract(self, text: str, at_start: bool) -> Extraction:
         start = text.find(self.tags.calls_start)
         if start == -1:
-            return raw_content(text)
+            return as_content(text)
         try:
             calls = self._calls(text, start)
         except Exception:
-            return raw_content(text)
+            return as_content(text)
         return Extraction(text[:start] or None, calls)

@@ -40,7 +40,23 @@ class Extraction(NamedTuple):
 
 
 def as_content(text: str) -> Extraction:
+    """No calls: the text is the content as it came."""
     return Extraction(text, [])
+
+
+def decided_delta(
+    parser: ToolParser, result: Extraction, call_id: Callable[[int], str | None]
+) -> Delta:
+    """A held parser's whole answer as its last delta; null content is flagged on the parser."""
+    if result.content is None:
+        parser.null_content = True
+    return Delta(
+        content=result.content or "",
+        tool_calls=[
+            ToolCallDelta(index=i, name=name, arguments=args, id=call_id(i))
+            for i, (name, args) in enumerate(result.calls)
+        ],
+    )
 
 
 def call_from_object(obj: Any, args_keys: tuple[str, ...]) -> tuple[str, str]:
@@ -589,16 +605,7 @@ class HeldCallsParser(ToolParser):
         text, self._buf = self._buf, ""
         if not text:
             return Delta()
-        result = self.decide(text)
-        if result.content is None:
-            self.null_content = True
-        return Delta(
-            content=result.content or "",
-            tool_calls=[
-                ToolCallDelta(index=i, name=name, arguments=args, id=self.call_id(i))
-                for i, (name, args) in enumerate(result.calls)
-            ],
-        )
+        return decided_delta(self, self.decide(text), self.call_id)
 
     def decide(self, text: str) -> Extraction:
         return self.family.extract(text, self.ctx)

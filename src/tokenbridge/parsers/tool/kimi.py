@@ -14,14 +14,14 @@ through stripped, except that string values are coerced to the tool schema's dec
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import scan_markers, special_token_texts
+from tokenbridge.parsers.tool._common import name_and_args_from_json, thinking_enabled
 from tokenbridge.parsers.tool._schema import fix_arg_types
-from tokenbridge.parsers.text import find_first, partial_suffix
 
 THINK_START = "<think>"
 THINK_END = "</think>"
@@ -51,37 +51,6 @@ _TRANSITIONS: dict[tuple[str, str], str] = {
 _DROP = object()
 
 
-def thinking_enabled(ctx: ParseContext) -> bool:
-    thinking, enable = ctx.kwarg("thinking"), ctx.kwarg("enable_thinking")
-    if thinking is None and enable is None:
-        return True
-    return bool(thinking) or bool(enable)
-
-
-def special_token_texts(ctx: ParseContext) -> set[str]:
-    """The tokenizer's named special tokens (vLLM drops them from parsed text)."""
-    vocab = ctx.vocab
-    ids = getattr(vocab, "all_special_ids", None) or ()
-    texts = {vocab.id_to_token(i) for i in ids} if vocab is not None else set()
-    return {t for t in texts if t}
-
-
-def _name_and_args_from_json(body: str) -> tuple[Any, str]:
-    body = body.strip()
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return "", body
-    if not isinstance(parsed, dict):
-        return "", body
-    name = parsed.get("name", "")
-    for key in ("arguments", "parameters"):
-        if key in parsed:
-            val = parsed[key]
-            return name, val if isinstance(val, str) else json.dumps(val, ensure_ascii=False)
-    return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
-
-
 def _id_and_name(header: str) -> tuple[str, str] | None:
     m = _ID.match(header.strip())
     if not m:
@@ -107,7 +76,7 @@ def resolve_call(header: str, body: str, tools: list[dict] | None) -> tuple[str 
         if named is None and found:
             named = (None, found)
         if named is None:
-            name, args = _name_and_args_from_json(body)
+            name, args = name_and_args_from_json(body)
             if not isinstance(name, str) or not name.strip():
                 return None
             return None, name.strip(), fix_arg_types(args, name.strip(), tools)
@@ -142,7 +111,7 @@ class KimiK2ToolParser(ToolParser):
         if thinking_enabled(ctx):
             self._markers[THINK_START] = THINK_START
             self._markers[THINK_END] = THINK_END
-        for t in special_token_texts(ctx):
+        for t in special_token_texts(ctx.vocab):
             self._markers.setdefault(t, _DROP)
         self._state = CONTENT
         self._pending = ""
@@ -181,8 +150,10 @@ class KimiK2ToolParser(ToolParser):
         if self._state == ARGS:
             self._end_call(out)
         if nxt == NAME:
-            if self._ws_content is not None:
-                self._ws_content = ""  # whitespace-only content before tool calls is dropped
+            # whitespace-only content before tool calls is dropped, unless tool_choice "none"
+            # suppresses the calls (vLLM then opens no call slot)
+            if self._ws_content is not None and not (self.ctx.tool_choice == "none" and self.ctx.tools):
+                self._ws_content = ""
             self._header, self._body = "", ""
         self._state = nxt
 
@@ -199,17 +170,12 @@ class KimiK2ToolParser(ToolParser):
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         out = Delta(tool_calls=[])
-        buf = self._pending + text
-        while True:
-            pos, marker = find_first(buf, self._markers)
-            if marker is None:
-                break
-            self._text(buf[:pos], out)
-            self._marker(marker, out)
-            buf = buf[pos + len(marker):]
-        keep = partial_suffix(buf, self._markers)
-        self._text(buf[: len(buf) - keep], out)
-        self._pending = buf[len(buf) - keep:]
+        self._pending = scan_markers(
+            self._pending + text,
+            self._markers,
+            lambda piece: self._text(piece, out),
+            lambda marker: self._marker(marker, out),
+        )
         return out
 
     def finish(self) -> Delta:

@@ -20,8 +20,8 @@ from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool._held import HeldBlockParser, raw_content
-from tokenbridge.parsers.tool.json_tags import Extraction, random_uuid
+from tokenbridge.parsers.tool._held import HeldBlockParser
+from tokenbridge.parsers.tool.json_tags import Extraction, as_content, random_uuid
 
 _FUNC_NAME = re.compile(r"<function\s+name=['\"]([^'\"]+)['\"][^>]*>")
 _PARAM = re.compile(r"<param\s+name=['\"]([^'\"]+)['\"]>([\s\S]*?)</param>", re.S)
@@ -241,7 +241,7 @@ class MiniCPM5ToolParser(HeldBlockParser):
     def extract(self, text: str, at_start: bool) -> Extraction:
         normalized = _normalize(text)
         if "<function" not in normalized:
-            return raw_content(text)
+            return as_content(text)
         calls = []
         try:
             tools = _Tools(self.ctx.tools)
@@ -250,5 +250,5 @@ class MiniCPM5ToolParser(HeldBlockParser):
                 if parsed is not None:
                     calls.append((parsed[0], dumps_args(parsed[1])))
         except Exception:
-            return raw_content(text)
-        return Extraction(None, calls) if calls else raw_content(text)
+            return as_content(text)
+        return Extraction(None, calls) if calls else as_content(text)

@@ -43,8 +43,9 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import special_token_texts
+from tokenbridge.parsers.tool._common import lex
 from tokenbridge.parsers.tool._schema import fix_arg_types
-from tokenbridge.parsers.tool.granite import lex, special_token_texts
 from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily, as_content
 
 BOT = "[TOOL_CALLS]"
@@ -102,7 +103,7 @@ def extract_mistral_v11(text: str, ctx: ParseContext) -> Extraction:
     content: list[str] = []
     slots: list[list[str]] = []  # [name, arguments text]
     state = "content"  # content | name | args
-    for is_marker, piece in lex(text, (BOT, ARGS), special_token_texts(ctx, (BOT, ARGS))):
+    for is_marker, piece in lex(text, (BOT, ARGS), special_token_texts(ctx.vocab, (BOT, ARGS))):
         if is_marker and piece == BOT and state != "name":
             slots.append(["", ""])
             state = "name"

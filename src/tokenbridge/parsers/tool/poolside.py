@@ -18,8 +18,8 @@ from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools, raw_content
-from tokenbridge.parsers.tool.json_tags import Extraction
+from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools
+from tokenbridge.parsers.tool.json_tags import Extraction, as_content
 
 START = "<tool_call>"
 _CALL = re.compile(r"<tool_call>.*?</tool_call>", re.S)
@@ -72,8 +72,8 @@ class PoolsideV1ToolParser(HeldBlockParser):
                     values[key] = value if self._is_string(name, key) else _deserialize(value.strip())
                 calls.append((name, dumps_args(values)))
         except Exception:
-            return raw_content(text)
+            return as_content(text)
         if not calls:
-            return raw_content(text)
+            return as_content(text)
         content = text[: text.find(START)]
         return Extraction(content if content.strip() else None, calls)

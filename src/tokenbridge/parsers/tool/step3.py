@@ -16,8 +16,8 @@ from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools, raw_content
-from tokenbridge.parsers.tool.json_tags import Extraction
+from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools
+from tokenbridge.parsers.tool.json_tags import Extraction, as_content
 
 CALLS_BEGIN, CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"
@@ -64,10 +64,10 @@ class Step3ToolParser(HeldBlockParser):
 
     def extract(self, text: str, at_start: bool) -> Extraction:
         if CALLS_BEGIN not in text:
-            return raw_content(text)
+            return as_content(text)
         before, rest = text.split(CALLS_BEGIN, 1)
         if CALLS_END not in rest:
-            return raw_content(text)
+            return as_content(text)
         block, after = rest.split(CALLS_END, 1)
         calls = []
         for part in block.split(CALL_BEGIN):
@@ -83,7 +83,7 @@ class Step3ToolParser(HeldBlockParser):
             params = {k: v.strip() for k, v in _PARAM.findall(invoke)}
             calls.append((m.group(1), dumps_args(self._arguments(m.group(1), params))))
         if not calls:
-            return raw_content(text)
+            return as_content(text)
         content = before + after
         content = content.strip() if at_start else content.rstrip()
         return Extraction(content or None, calls)

@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.text import special_token_texts
+from tokenbridge.parsers.tool._common import json_member_object, name_and_args_from_json, thinking_enabled
+from tokenbridge.parsers.tool._schema import (
+    coerce_string, fix_arg_types, schema_types, tool_function, tool_properties,
+)
 
 # States (vLLM ParserState names).
 CONTENT, REASONING, PREAMBLE, NAME, ARGS, BETWEEN = (
@@ -96,177 +100,6 @@ class Family:
             ):
                 return frozenset()
         return frozenset(markers)
-
-
-# ── schema-driven type correction (vLLM tool_parsers.utils) ─────────────────────────────────
-
-_TYPE_ALIASES = {
-    "str": "string", "text": "string", "varchar": "string", "char": "string", "enum": "string",
-    "int": "integer", "int32": "integer", "int64": "integer", "uint": "integer",
-    "uint32": "integer", "uint64": "integer", "long": "integer", "short": "integer",
-    "unsigned": "integer", "float": "number", "float32": "number", "float64": "number",
-    "double": "number", "bool": "boolean", "dict": "object", "arr": "array", "list": "array",
-    "sequence": "array",
-}
-
-
-def _finite(obj: Any) -> bool:
-    if isinstance(obj, float):
-        return math.isfinite(obj)
-    if isinstance(obj, dict):
-        return all(_finite(v) for v in obj.values())
-    if isinstance(obj, list):
-        return all(_finite(v) for v in obj)
-    return True
-
-
-def schema_types(schema: Any) -> list[str]:
-    if not isinstance(schema, dict):
-        return ["string"]
-    types: set[str] = set()
-    t = schema.get("type")
-    if isinstance(t, str):
-        types.add(t)
-    elif isinstance(t, list):
-        types.update(x for x in t if isinstance(x, str))
-    enum = schema.get("enum")
-    if isinstance(enum, list):
-        for v in enum:
-            if v is None:
-                types.add("null")
-            elif isinstance(v, bool):
-                types.add("boolean")
-            elif isinstance(v, int):
-                types.add("integer")
-            elif isinstance(v, float):
-                types.add("number")
-            elif isinstance(v, str):
-                types.add("string")
-            elif isinstance(v, list):
-                types.add("array")
-            elif isinstance(v, dict):
-                types.add("object")
-    for key in ("anyOf", "oneOf", "allOf"):
-        if isinstance(schema.get(key), list):
-            for choice in schema[key]:
-                types.update(schema_types(choice))
-    return list(types) if types else ["string"]
-
-
-def coerce_to_types(value: str, types: list[str]) -> Any:
-    """A raw string value as the first schema type (by vLLM's priority) it parses as."""
-    wanted = {_TYPE_ALIASES.get(k, k) for t in types for k in [t.strip().lower()]}
-    for cand in ("null", "integer", "number", "boolean", "object", "array", "string"):
-        if cand not in wanted:
-            continue
-        if cand == "null":
-            if value.lower() == "null":
-                return None
-        elif cand == "string":
-            return value
-        elif cand == "integer":
-            try:
-                return int(value)
-            except (ValueError, TypeError):
-                pass
-        elif cand == "number":
-            try:
-                return int(value)
-            except (ValueError, TypeError):
-                pass
-            try:
-                f = float(value)
-            except (ValueError, TypeError):
-                continue
-            if math.isfinite(f):
-                return f if f != int(f) else int(f)
-        elif cand == "boolean":
-            low = value.lower().strip()
-            if low in ("true", "1"):
-                return True
-            if low in ("false", "0"):
-                return False
-        else:
-            try:
-                parsed = json.loads(value)
-            except (ValueError, TypeError):
-                continue
-            if _finite(parsed):
-                return parsed
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return value
-    return parsed if _finite(parsed) else value
-
-
-def _coerce_value(value: Any, schema: dict) -> tuple[Any, bool]:
-    if isinstance(value, str):
-        out = coerce_to_types(value, schema_types(schema))
-        return (out, True) if out is not value else (value, False)
-    if isinstance(value, dict):
-        props = schema.get("properties")
-        if isinstance(props, dict):
-            return value, _coerce_dict(value, props)
-        return value, False
-    if isinstance(value, list):
-        items = schema.get("items")
-        changed = False
-        if isinstance(items, dict):
-            for i, item in enumerate(value):
-                out, ch = _coerce_value(item, items)
-                if ch:
-                    value[i] = out
-                    changed = True
-        return value, changed
-    out = coerce_to_types(json.dumps(value, ensure_ascii=False), schema_types(schema))
-    if type(out) is not type(value) or out != value:
-        return out, True
-    return value, False
-
-
-def _coerce_dict(args: dict, props: dict) -> bool:
-    changed = False
-    for key, value in args.items():
-        prop = props.get(key)
-        if isinstance(prop, dict):
-            out, ch = _coerce_value(value, prop)
-            if ch:
-                args[key] = out
-                changed = True
-    return changed
-
-
-def _tool_function(tools: list[dict] | None, name: str) -> dict | None:
-    for t in tools or []:
-        if not isinstance(t, dict) or t.get("type", "function") != "function":
-            continue
-        fn = t.get("function") or {}
-        if fn.get("name") == name:
-            return fn
-    return None
-
-
-def tool_properties(tools: list[dict] | None, name: str) -> dict:
-    fn = _tool_function(tools, name)
-    props = ((fn or {}).get("parameters") or {}).get("properties", {}) if fn else {}
-    return props if isinstance(props, dict) else {}
-
-
-def fix_arg_types(args_json: str, name: str, tools: list[dict] | None) -> str:
-    """Arguments re-typed by the tool's JSON schema; re-serialized only when something changed."""
-    if not tools or not name:
-        return args_json
-    try:
-        args = json.loads(args_json)
-    except ValueError:
-        return args_json
-    if not isinstance(args, dict):
-        return args_json
-    props = tool_properties(tools, name)
-    if props and _coerce_dict(args, props):
-        return json.dumps(args, ensure_ascii=False)
-    return args_json
 
 
 # ── argument converters (raw tag body -> JSON object text) ──────────────────────────────────
@@ -415,34 +248,9 @@ def glm_family(name: str, thinking: bool) -> Family:
     )
 
 
-def _glm_thinking(ctx: ParseContext) -> bool:
-    thinking, enable = ctx.kwarg("thinking"), ctx.kwarg("enable_thinking")
-    if thinking is None and enable is None:
-        return True
-    return bool(thinking) or bool(enable)
-
-
 # ── the engine ──────────────────────────────────────────────────────────────────────────────
 
 _NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"]*)"')
-
-
-def _name_and_args_from_json(
-    raw: str, keys: tuple[str, ...] = ("arguments", "parameters")
-) -> tuple[str, str]:
-    raw = raw.strip()
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        return "", raw
-    if not isinstance(parsed, dict):
-        return "", raw
-    name = parsed.get("name", "")
-    for key in keys:
-        if key in parsed:
-            v = parsed[key]
-            return name, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-    return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
 
 
 class TagToolParser(ToolParser):
@@ -487,17 +295,7 @@ class TagToolParser(ToolParser):
     def _drop_texts(ctx: ParseContext, fam: Family) -> list[str]:
         """Special tokens that are no terminal of the family vanish from the text (vLLM drops
         them in every state)."""
-        vocab = ctx.vocab
-        ids = getattr(vocab, "all_special_ids", None) if vocab is not None else None
-        if not ids:
-            return []
-        configured = set(fam.literals()) | fam.preserve_tokens
-        out = []
-        for i in sorted(ids):
-            text = vocab.id_to_token(i)
-            if text and text not in configured:
-                out.append(text)
-        return out
+        return special_token_texts(ctx.vocab, set(fam.literals()) | fam.preserve_tokens)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -807,7 +605,7 @@ class TagToolParser(ToolParser):
             return
         name = name.strip()
         if not name and args.strip():
-            name, args_json = _name_and_args_from_json(args, fam.json_args_keys)
+            name, args_json = name_and_args_from_json(args, fam.json_args_keys)
         elif args.strip():
             conv = fam.arg_converter
             try:
@@ -819,9 +617,9 @@ class TagToolParser(ToolParser):
                 elif fam.raw_json_args:
                     args_json = args.strip()
                 else:
-                    args_json = _name_and_args_from_json(args, fam.json_args_keys)[1]
+                    args_json = name_and_args_from_json(args, fam.json_args_keys)[1]
             except (ValueError, TypeError):
-                args_json = _name_and_args_from_json(args, fam.json_args_keys)[1]
+                args_json = name_and_args_from_json(args, fam.json_args_keys)[1]
         else:
             args_json = "{}"
         if not isinstance(name, str) or not self._accept(name):
@@ -842,7 +640,7 @@ class TagToolParser(ToolParser):
             return False
         if not self.fam.validate_tool_names or not self.tools:
             return True
-        return _tool_function(self.tools, name) is not None
+        return tool_function(self.tools, name) is not None
 
     def _resolve_with_calls(self, out: Delta) -> None:
         """A call succeeded and later text is dropped, so the content is final now."""
@@ -928,7 +726,7 @@ Step5ToolParser = tool_parser("step5", family="qwen3_coder")(
 )
 
 def _glm_chooser(ctx: ParseContext) -> Family:
-    return _GLM_THINKING if _glm_thinking(ctx) else _GLM_PLAIN
+    return _GLM_THINKING if thinking_enabled(ctx) else _GLM_PLAIN
 
 
 GlmToolParser = tool_parser(
@@ -1111,7 +909,7 @@ def _m3_value(value: Any, schema: Any) -> Any:
         types = schema_types(schema)
         if container is not None and "string" not in types and not value.strip():
             return [] if container[0] == "array" else {}
-        return coerce_to_types(value, types)
+        return coerce_string(value, types)
     if container is not None and container[0] == "array":
         items = container[1].get("items")
         return [_m3_value(child, items) for _, child in value]
@@ -1194,59 +992,12 @@ def plamo3_family(thinking: bool) -> Family:
     )
 
 
-def _object_end(raw: str, start: int) -> int | None:
-    """End (exclusive) of the JSON object opening at ``raw[start]``; None while unclosed."""
-    depth, in_str, esc = 0, False, False
-    for i in range(start, len(raw)):
-        ch = raw[i]
-        if esc:
-            esc = False
-        elif in_str:
-            if ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
-
-
 def inkling_args(raw: str, partial: bool) -> str:
     """The ``args`` member of the ``{"name": …, "args": {…}}`` body, verbatim (an unclosed
     object runs to the end); ``{}`` without one. A non-object ``args`` is a ValueError."""
-    depth, in_str, esc, str_start, last = 0, False, False, -1, None
-    for i, ch in enumerate(raw):
-        if esc:
-            esc = False
-        elif in_str:
-            if ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-                if depth == 1:
-                    last = raw[str_start + 1 : i]
-        elif ch == '"':
-            in_str, str_start = True, i
-        elif ch == ":" and depth == 1 and last == "args":
-            j = i + 1
-            while j < len(raw) and raw[j] in " \t\r\n":
-                j += 1
-            if j >= len(raw):
-                break
-            if raw[j] != "{":
-                raise ValueError("args must be a JSON object")
-            end = _object_end(raw, j)
-            return raw[j:] if end is None else raw[j:end]
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
+    span = json_member_object(raw, "args")
+    if span is not None:
+        return span
     return "" if partial else "{}"
 
 
