@@ -34,6 +34,9 @@ def _load_replay():
 
 
 replay = _load_replay()
+# libfaketime's shared-memory segments collide with stale ones from killed processes
+# ("sem_open: File exists"); servers under test need none of its cross-process features.
+os.environ.setdefault("FAKETIME_DISABLE_SHM", "1")
 PROFILES = json.loads((PARITY / "profiles.json").read_text())["profiles"]
 
 
