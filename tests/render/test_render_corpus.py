@@ -19,7 +19,7 @@ def _cases():
             yield pytest.param(profile, case, id=case["id"])
 
 
-@pytest.mark.parametrize("profile,case", _cases())
+@pytest.mark.parametrize("profile,case", list(_cases()))
 def test_render_case_matches_vllm(servers, profile, case):
     port = servers.port(profile)
     req = case["request"]

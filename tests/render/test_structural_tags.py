@@ -50,7 +50,7 @@ def _tag(tool_parser, request: dict, harmony: bool = False) -> dict | None:
     return json.loads(so["structural_tag"]) if so and so.get("structural_tag") else None
 
 
-@pytest.mark.parametrize("profile,case", _structural_tag_cases())
+@pytest.mark.parametrize("profile,case", list(_structural_tag_cases()))
 def test_corpus_structural_tag_is_byte_identical(profile, case):
     request = case["request"]["body"]
     harmony = profile["family"] == "harmony"
