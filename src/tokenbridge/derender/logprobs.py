@@ -6,6 +6,7 @@ preceding sampled ids as context, as vLLM does; streaming carries those ids in i
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from tokenbridge.protocol.engine import GenerateLogprobs
@@ -38,13 +39,23 @@ def _corrected(tok: Any, token_id: int, context: list[int]) -> str:
     return ""
 
 
-def _token(tok: Any, token_id: int, context: list[int]) -> tuple[str, list[int] | None]:
+@lru_cache(maxsize=65536)
+def _piece(tok: Any, token_id: int) -> tuple[str, tuple[int, ...] | None] | None:
+    """A token's logprob string and bytes when they need no context (None when they do)."""
     text = tok.piece_text(token_id)
     if text is None:
         return "", None
     if text.endswith(_REPL):
-        text = _corrected(tok, token_id, context)
-    return text, list(text.encode("utf-8", errors="replace"))
+        return None
+    return text, tuple(text.encode("utf-8", errors="replace"))
+
+
+def _token(tok: Any, token_id: int, context: list[int]) -> tuple[str, tuple[int, ...] | None]:
+    piece = _piece(tok, token_id)
+    if piece is not None:
+        return piece
+    text = _corrected(tok, token_id, context)
+    return text, tuple(text.encode("utf-8", errors="replace"))
 
 
 def chat_logprobs(
