@@ -110,6 +110,29 @@ def _chunk_id(chunk: GenerateChunk) -> str:
     return chunk.request_id if chunk.request_id is not None else secrets.token_hex(16)
 
 
+def _chunk_body(
+    object_type: str,
+    model: ModelContext,
+    req: DerenderChatRequest | DerenderCompletionRequest,
+    chunk: GenerateChunk,
+    choices: list,
+    **fields: Any,
+) -> dict:
+    """A streamed chunk in vLLM's key order; ``fields`` are the endpoint's own, before ``metrics``."""
+    return {
+        "id": _chunk_id(chunk),
+        "object": object_type,
+        "created": int(time.time()),
+        "model": req.model or model.served_names[0],
+        "choices": choices,
+        "usage": _usage(chunk, req.prompt_tokens),
+        "system_fingerprint": None,
+        **fields,
+        "metrics": chunk.metrics,
+        "kv_transfer_params": None,
+    }
+
+
 def _logprob_context(context: list[int], delta_ids: list[int]) -> list[int]:
     return (list(context) + list(delta_ids))[-CONTEXT_WINDOW:]
 
@@ -180,19 +203,15 @@ def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) 
     stream = _ChatStream.open(model, cfg, req, loaded, parsed)
     choices = [stream.step(choice)] if choice is not None else []
     return_ids = chat_req is not None and bool(chat_req.return_token_ids)
-    body = {
-        "id": _chunk_id(chunk),
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": req.model or model.served_names[0],
-        "choices": choices,
-        "usage": _usage(chunk, req.prompt_tokens),
-        "system_fingerprint": None,
-        "prompt_token_ids": chunk.prompt_token_ids if return_ids else None,
-        "prompt_text": None,
-        "metrics": chunk.metrics,
-        "kv_transfer_params": None,
-    }
+    body = _chunk_body(
+        "chat.completion.chunk",
+        model,
+        req,
+        chunk,
+        choices,
+        prompt_token_ids=chunk.prompt_token_ids if return_ids else None,
+        prompt_text=None,
+    )
     return {"chunk": body, "stream_state": codec.encode(model, cfg, stream.save())}
 
 
@@ -370,17 +389,7 @@ def completion_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderComplet
             }
         )
     state.detokenizer = detok.snapshot()
-    body = {
-        "id": _chunk_id(chunk),
-        "object": "text_completion",
-        "created": int(time.time()),
-        "model": req.model or model.served_names[0],
-        "choices": choices,
-        "usage": _usage(chunk, req.prompt_tokens),
-        "system_fingerprint": None,
-        "metrics": chunk.metrics,
-        "kv_transfer_params": None,
-    }
+    body = _chunk_body("text_completion", model, req, chunk, choices)
     return {"chunk": body, "stream_state": codec.encode(model, cfg, state)}
 
 

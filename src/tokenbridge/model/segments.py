@@ -12,29 +12,34 @@ from __future__ import annotations
 
 import re
 import threading
+from array import array
 from collections import OrderedDict
-from typing import Callable
-
-# Pieces shorter than this are cheap to encode; caching them would only churn the cache.
-MIN_CACHED_CHARS = 256
+from typing import Callable, Sequence
 
 
 class SegmentCache:
-    """Encodes text piece by piece between added tokens, caching long pieces (LRU by chars)."""
+    """Encodes text piece by piece between added tokens, with an LRU of pieces (by chars).
+
+    The pieces a prompt misses are encoded together in one batch call: a chat has many short
+    pieces (role headers, short turns), and one call each would cost more than the encoding.
+    """
 
     def __init__(
         self,
         added_tokens: list[dict],
-        encode_piece: Callable[[str], list[int]],
-        max_chars: int = 8 * 1024 * 1024,
+        encode_pieces: Callable[[list[str]], list[list[int]]],
+        max_chars: int = 4 * 1024 * 1024,
+        max_pieces: int = 65536,
     ) -> None:
         self._ids = {a["content"]: a["id"] for a in added_tokens if not a.get("normalized")}
         literals = sorted(self._ids, key=len, reverse=True)
         self._split = re.compile("|".join(map(re.escape, literals))) if literals else None
-        self._encode_piece = encode_piece
-        self._cache: OrderedDict[str, list[int]] = OrderedDict()
+        self._encode_pieces = encode_pieces
+        # Ids are kept as 4-byte arrays: a list of int objects would cost ~9x the memory.
+        self._cache: OrderedDict[str, array] = OrderedDict()
         self._chars = 0
         self._max_chars = max_chars
+        self._max_pieces = max_pieces
         self._lock = threading.Lock()
         self.hits = 0
 
@@ -46,38 +51,49 @@ class SegmentCache:
         return not _prepends_only_first(pre_tokenizer or {})
 
     def encode(self, text: str) -> list[int]:
-        if self._split is None:
-            return self._piece(text)
-        out: list[int] = []
+        # The prompt as pieces of text (str) and added-token ids (int), in order.
+        parts: list[str | int] = []
         pos = 0
-        for m in self._split.finditer(text):
-            if m.start() > pos:
-                out += self._piece(text[pos : m.start()])
-            out.append(self._ids[m.group()])
-            pos = m.end()
-        if pos < len(text):
-            out += self._piece(text[pos:])
+        if self._split is not None:
+            for m in self._split.finditer(text):
+                if m.start() > pos:
+                    parts.append(text[pos : m.start()])
+                parts.append(self._ids[m.group()])
+                pos = m.end()
+        if pos < len(text) or not parts:
+            parts.append(text[pos:])
+        found = self._lookup([p for p in parts if type(p) is str])
+        out: list[int] = []
+        for p in parts:
+            if type(p) is str:
+                out += found[p]
+            else:
+                out.append(p)
         return out
 
-    def _piece(self, piece: str) -> list[int]:
-        if len(piece) < MIN_CACHED_CHARS:
-            return self._encode_piece(piece)
+    def _lookup(self, pieces: list[str]) -> dict[str, Sequence[int]]:
+        found: dict[str, Sequence[int]] = {}
         with self._lock:
-            ids = self._cache.get(piece)
-            if ids is not None:
-                self._cache.move_to_end(piece)
-                self.hits += 1
-                return ids
-        ids = self._encode_piece(piece)
-        if len(piece) <= self._max_chars // 4:
-            with self._lock:
-                if piece not in self._cache:
-                    self._cache[piece] = ids
+            for piece in pieces:
+                ids = self._cache.get(piece)
+                if ids is not None:
+                    self._cache.move_to_end(piece)
+                    self.hits += 1
+                    found[piece] = ids
+        missing = [p for p in dict.fromkeys(pieces) if p not in found]
+        if not missing:
+            return found
+        encoded = self._encode_pieces(missing)
+        with self._lock:
+            for piece, ids in zip(missing, encoded):
+                found[piece] = ids
+                if len(piece) <= self._max_chars // 4 and piece not in self._cache:
+                    self._cache[piece] = array("I", ids)
                     self._chars += len(piece)
-                    while self._chars > self._max_chars:
-                        old, _ = self._cache.popitem(last=False)
-                        self._chars -= len(old)
-        return ids
+            while self._chars > self._max_chars or len(self._cache) > self._max_pieces:
+                old, _ = self._cache.popitem(last=False)
+                self._chars -= len(old)
+        return found
 
 
 def _prepends_only_first(pre: dict) -> bool:

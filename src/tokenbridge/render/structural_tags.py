@@ -189,6 +189,35 @@ def _hermes_style(start: str, end: str) -> ToolCallFamily:
     )
 
 
+def _triggered_family(spelling: CallSpelling, trigger: str, arguments: ArgumentsShape) -> ToolCallFamily:
+    """Calls anywhere in the text, each one a tag once its trigger shows."""
+    return ToolCallFamily(
+        spellings=(spelling,),
+        arguments=arguments,
+        trigger=trigger,
+        auto_layout="calls",
+        required_layout="triggered",
+        forced_layout="tag",
+        text_excludes=_THINK_TOKENS,
+    )
+
+
+def _deepseek_family(spelling: CallSpelling, separator: str = "") -> ToolCallFamily:
+    """DeepSeek's calls, all inside one calls section."""
+    return ToolCallFamily(
+        spellings=(spelling,),
+        arguments="json",
+        trigger=_DEEPSEEK_CALLS_BEGIN,
+        auto_layout="section",
+        required_layout="section_tag",
+        forced_layout="tag",
+        text_excludes=_THINK_TOKENS,
+        section_begin=_DEEPSEEK_CALLS_BEGIN,
+        section_end=_DEEPSEEK_CALLS_END,
+        separator=separator,
+    )
+
+
 def _glm_family(required_layout: RequiredLayout, forced_layout: ForcedLayout) -> ToolCallFamily:
     return ToolCallFamily(
         spellings=(CallSpelling("<tool_call>", "", "</tool_call>"),),
@@ -205,51 +234,19 @@ def _glm_family(required_layout: RequiredLayout, forced_layout: ForcedLayout) ->
 TOOL_CALL_FAMILIES: dict[str, ToolCallFamily] = {
     "hermes": _hermes_style("<tool_call>", "</tool_call>"),
     "longcat": _hermes_style("<longcat_tool_call>", "</longcat_tool_call>"),
-    "llama": ToolCallFamily(
-        spellings=(CallSpelling('{"name": "', '", "parameters": ', "}"),),
-        arguments="json",
-        trigger='{"name": ',
-        auto_layout="calls",
-        required_layout="triggered",
-        forced_layout="tag",
-        text_excludes=_THINK_TOKENS,
+    "llama": _triggered_family(CallSpelling('{"name": "', '", "parameters": ', "}"), '{"name": ', "json"),
+    "qwen_3_coder": _triggered_family(
+        CallSpelling("<tool_call>\n<function=", ">\n", "\n</function>\n</tool_call>"),
+        "<tool_call>\n<function=",
+        "qwen_xml",
     ),
-    "qwen_3_coder": ToolCallFamily(
-        spellings=(CallSpelling("<tool_call>\n<function=", ">\n", "\n</function>\n</tool_call>"),),
-        arguments="qwen_xml",
-        trigger="<tool_call>\n<function=",
-        auto_layout="calls",
-        required_layout="triggered",
-        forced_layout="tag",
-        text_excludes=_THINK_TOKENS,
-    ),
-    "deepseek_r1": ToolCallFamily(
-        spellings=(
-            CallSpelling(
-                _DEEPSEEK_CALL_BEGIN + "function" + _DEEPSEEK_SEP, "\n```json\n", "\n```" + _DEEPSEEK_CALL_END
-            ),
+    "deepseek_r1": _deepseek_family(
+        CallSpelling(
+            _DEEPSEEK_CALL_BEGIN + "function" + _DEEPSEEK_SEP, "\n```json\n", "\n```" + _DEEPSEEK_CALL_END
         ),
-        arguments="json",
-        trigger=_DEEPSEEK_CALLS_BEGIN,
-        auto_layout="section",
-        required_layout="section_tag",
-        forced_layout="tag",
-        text_excludes=_THINK_TOKENS,
-        section_begin=_DEEPSEEK_CALLS_BEGIN,
-        section_end=_DEEPSEEK_CALLS_END,
         separator="\n",
     ),
-    "deepseek_v3_1": ToolCallFamily(
-        spellings=(CallSpelling(_DEEPSEEK_CALL_BEGIN, _DEEPSEEK_SEP, _DEEPSEEK_CALL_END),),
-        arguments="json",
-        trigger=_DEEPSEEK_CALLS_BEGIN,
-        auto_layout="section",
-        required_layout="section_tag",
-        forced_layout="tag",
-        text_excludes=_THINK_TOKENS,
-        section_begin=_DEEPSEEK_CALLS_BEGIN,
-        section_end=_DEEPSEEK_CALLS_END,
-    ),
+    "deepseek_v3_1": _deepseek_family(CallSpelling(_DEEPSEEK_CALL_BEGIN, _DEEPSEEK_SEP, _DEEPSEEK_CALL_END)),
     "kimi": ToolCallFamily(
         spellings=(CallSpelling("<|tool_call_begin|>functions.", ":", "<|tool_call_end|>"),),
         arguments="kimi_indexed_json",

@@ -180,14 +180,6 @@ class GraniteThinkingReasoningParser(MarkerEngineParser):
             r, self.held = self.held + r, ""
         return r, c
 
-    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
-        r, c = super().feed(text, token_ids)
-        return self._route(r, c, False)
-
-    def finish(self) -> tuple[str, str]:
-        r, c = super().finish()
-        return self._route(r, c, True)
-
     def snapshot(self) -> Any:
         return [super().snapshot(), self.content_seen, self.content_started, self.held]
 

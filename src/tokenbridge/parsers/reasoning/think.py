@@ -217,7 +217,34 @@ def engine_reasoning_ended(
     return not wait
 
 
-class MarkerEngineParser(ReasoningParser):
+class _BufferedSplitParser(ReasoningParser):
+    """Output that ``_run`` splits from ``buf`` while thinking is on, all content otherwise.
+
+    ``_route`` sees every split before it is handed on, so variants can hold or move text.
+    """
+
+    thinking: bool
+    buf: str
+
+    def _run(self, final: bool) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def _route(self, r: str, c: str, final: bool) -> tuple[str, str]:
+        return r, c
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        if not self.thinking:
+            return self._route("", text, False)
+        self.buf += text
+        return self._route(*self._run(final=False), False)
+
+    def finish(self) -> tuple[str, str]:
+        if not self.thinking:
+            return self._route("", "", True)
+        return self._route(*self._run(final=True), True)
+
+
+class MarkerEngineParser(_BufferedSplitParser):
     """vLLM's parser-engine reasoning pass over one ``MarkerFormat`` (see module docstring)."""
 
     engine_based = True
@@ -314,17 +341,6 @@ class MarkerEngineParser(ReasoningParser):
 
     # -- interface --------------------------------------------------------------------------
 
-    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
-        if not self.thinking:
-            return "", text
-        self.buf += text
-        return self._run(final=False)
-
-    def finish(self) -> tuple[str, str]:
-        if not self.thinking:
-            return "", ""
-        return self._run(final=True)
-
     def snapshot(self) -> Any:
         return [self.in_reasoning, self.buf, self.held_ws, self.in_span]
 
@@ -341,7 +357,7 @@ class MarkerEngineParser(ReasoningParser):
         self.in_reasoning, self.buf, self.held_ws, self.in_span = snap
 
 
-class MarkerPartitionParser(ReasoningParser):
+class MarkerPartitionParser(_BufferedSplitParser):
     """vLLM's ``BaseThinkingReasoningParser.extract_reasoning`` over one start/end pair.
 
     vLLM drops everything before the first start marker anywhere in the output. To stream
@@ -404,17 +420,6 @@ class MarkerPartitionParser(ReasoningParser):
             return r, ""
         c, self.buf = self.buf, ""
         return "", c
-
-    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
-        if not self.thinking:
-            return "", text
-        self.buf += text
-        return self._run(final=False)
-
-    def finish(self) -> tuple[str, str]:
-        if not self.thinking:
-            return "", ""
-        return self._run(final=True)
 
     def snapshot(self) -> Any:
         return [self.state, self.buf]
@@ -783,14 +788,6 @@ class NemotronV3ReasoningParser(MarkerEngineParser):
         # off, ``None`` when empty otherwise.
         self.empty_reasoning = None if self.thinking else ""
         return c, r
-
-    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
-        r, c = super().feed(text, token_ids)
-        return self._route(r, c, False)
-
-    def finish(self) -> tuple[str, str]:
-        r, c = super().finish()
-        return self._route(r, c, True)
 
     def snapshot(self) -> Any:
         return [super().snapshot(), self.held]

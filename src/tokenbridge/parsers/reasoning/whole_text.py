@@ -244,13 +244,8 @@ def _has_atem_call(body: str) -> bool:
     return any(m in body for m in _ATEM_CALLS)
 
 
-@reasoning_parser("musespark1x", "muse", family="muse")
-class MuseReasoningParser(WholeTextParser):
-    """Muse Spark: each ``to=<recipient><|message|>`` message is routed by recipient —
-    none/``self`` to reasoning, ``user``/``commentary`` to content; with a tool message
-    present the content is every non-reasoning, non-developer message, framing included."""
-
-    name = "musespark1x"
+class _MuseParser(WholeTextParser):
+    """A Muse format, whose reasoning vLLM ends in the prompt only by a tool channel."""
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
@@ -259,6 +254,19 @@ class MuseReasoningParser(WholeTextParser):
         if text is None:
             return False
         return cls.tool_channel_opened(text)
+
+    @staticmethod
+    def tool_channel_opened(text: str) -> bool:
+        raise NotImplementedError
+
+
+@reasoning_parser("musespark1x", "muse", family="muse")
+class MuseReasoningParser(_MuseParser):
+    """Muse Spark: each ``to=<recipient><|message|>`` message is routed by recipient —
+    none/``self`` to reasoning, ``user``/``commentary`` to content; with a tool message
+    present the content is every non-reasoning, non-developer message, framing included."""
+
+    name = "musespark1x"
 
     @staticmethod
     def tool_channel_opened(text: str) -> bool:
@@ -295,18 +303,15 @@ _GLIMMER_USER = re.compile(r"to=user<\|message\|>(.*?)(?=<\|eot\|>|<\|eom\|>|$)"
 
 
 @reasoning_parser("muse_glimmer", family="muse")
-class MuseGlimmerReasoningParser(WholeTextParser):
+class MuseGlimmerReasoningParser(_MuseParser):
     """Muse Glimmer: ``to=self<|message|>…<|eom|>`` spans are reasoning (joined by newlines,
     an unterminated one last); the first ``to=user`` body is the content, unless a tool
     channel remains once the reasoning spans are cut out (then that remainder is)."""
 
     name = "muse_glimmer"
 
-    @classmethod
-    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        text = _decoded_prompt(prompt_token_ids, ctx)
-        if text is None:
-            return False
+    @staticmethod
+    def tool_channel_opened(text: str) -> bool:
         at = text.rfind(_ASSISTANT_OPEN)
         if at != -1:
             text = text[at + len(_ASSISTANT_OPEN) :]

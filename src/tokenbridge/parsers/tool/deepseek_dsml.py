@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import scan_markers, special_token_texts
+from tokenbridge.parsers.text import special_token_texts
+from tokenbridge.parsers.tool._common import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
 from tokenbridge.parsers.tool._common import name_and_args_from_json
 from tokenbridge.parsers.tool._schema import fix_arg_types, tool_properties
 
@@ -35,10 +36,8 @@ THINK_START = "<think>"
 THINK_END = "</think>"
 NAME_END = '">'
 
-# Parser states (plain strings keep the snapshot msgpack-able).
-CONTENT, REASONING, PREAMBLE, NAME, ARGS, BETWEEN = (
-    "content", "reasoning", "preamble", "name", "args", "between",
-)
+# Parser states beyond the engine's own (plain strings keep the snapshot msgpack-able).
+REASONING = "reasoning"
 _STATES = (CONTENT, REASONING, PREAMBLE, NAME, ARGS, BETWEEN)
 
 # Marker kinds: what a matched marker means to the state machine.
@@ -166,7 +165,7 @@ def unwrap_arguments(args_json: str, name: str, tools: list[dict] | None) -> str
     return args_json
 
 
-class DsmlToolParser(ToolParser):
+class DsmlToolParser(EngineToolParser):
     """Content until the first call marker; then each call whole at its end.
 
     Engine-based in vLLM (so it also runs under ``tool_choice="none"``), and its strict
@@ -179,61 +178,31 @@ class DsmlToolParser(ToolParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self._kinds = self.dialect.markers()
+        self._markers = self.dialect.markers()
         # Without a reasoning parser vLLM passes reasoning markup through as text.
         self._think_is_text = ctx.reasoning_parser is None
         for t in special_token_texts(ctx.vocab):
-            self._kinds.setdefault(t, DROP)
+            self._markers.setdefault(t, DROP)
         self._params = self.dialect.param_pattern()
-        # Whitespace-only content is dropped once a call starts, except under "none" with
-        # tools, where vLLM's engine ignores calls altogether.
-        self._drop_blank = not (ctx.tool_choice == "none" and ctx.tools)
-        self._state = CONTENT
-        self._pending = ""
-        self._blank: str | None = ""  # content so far while it is all whitespace
-        self._name = ""
-        self._args = ""
-        self._index = 0
         # [raw arguments, name] of earlier calls whose arguments are a wrapper object: vLLM
         # unwraps by the name of the first call with the same raw arguments.
         self._wrapped: list[list[str]] = []
 
-    # text of a state, and markers ------------------------------------------------------
-
-    def _text(self, text: str, out: Delta) -> None:
-        if not text:
-            return
-        if self._state == CONTENT:
-            if self._blank is not None:
-                self._blank += text
-                if not self._blank.strip():
-                    return
-                text, self._blank = self._blank, None
-            out.content += text
-        elif self._state == NAME:
-            self._name += text
-        elif self._state == ARGS:
-            self._args += text
+    # markers ---------------------------------------------------------------------------
 
     def _marker(self, marker: str, out: Delta) -> None:
-        kind = self._kinds[marker]
+        kind = self._markers[marker]
         if kind == DROP:
             return
         nxt = _TRANSITIONS.get((self._state, kind))
         if nxt is None or (kind in _THINK_KINDS and self._think_is_text):
             self._text(marker, out)
             return
-        if self._state == ARGS:
-            self._end_call(out)
-        if nxt == NAME:
-            if self._drop_blank and self._blank is not None:
-                self._blank = ""
-            self._name, self._args = "", ""
-        self._state = nxt
+        self._move(nxt, out)
 
     def _end_call(self, out: Delta) -> None:
-        call = self._resolve(self._name, self._args)
-        self._name, self._args = "", ""
+        call = self._resolve(self._header, self._body)
+        self._header, self._body = "", ""
         if call is not None:
             out.tool_calls.append(ToolCallDelta(index=self._index, name=call[0], arguments=call[1]))
             self._index += 1
@@ -265,30 +234,8 @@ class DsmlToolParser(ToolParser):
 
     # ToolParser ------------------------------------------------------------------------
 
-    def feed(self, text: str, token_ids: list[int]) -> Delta:
-        out = Delta(tool_calls=[])
-        self._pending = scan_markers(
-            self._pending + text,
-            self._kinds,
-            lambda piece: self._text(piece, out),
-            lambda marker: self._marker(marker, out),
-        )
-        return out
-
-    def finish(self) -> Delta:
-        out = Delta(tool_calls=[])
-        text, self._pending = self._pending, ""
-        self._text(text, out)
-        if self._state in (NAME, ARGS):
-            self._end_call(out)
-            self._state = BETWEEN
-        if self._blank:
-            out.content += self._blank
-        self._blank = ""
-        return out
-
     def snapshot(self) -> Any:
-        return [self._state, self._pending, self._blank, self._name, self._args, self._index,
+        return [self._state, self._pending, self._blank, self._header, self._body, self._index,
                 self._wrapped]
 
     def restore(self, snap: Any) -> None:
@@ -309,7 +256,7 @@ class DsmlToolParser(ToolParser):
         ):
             raise ValueError("bad DSML tool parser state")
         self._state, self._pending, self._blank = state, pending, blank
-        self._name, self._args, self._index = name, args, index
+        self._header, self._body, self._index = name, args, index
         self._wrapped = [list(w) for w in wrapped]
 
 

@@ -117,6 +117,13 @@ class _HunyuanTags:
         self.key_start, self.key_end = f"<arg_key{suffix}>", f"</arg_key{suffix}>"
         self.value_start, self.value_end = f"<arg_value{suffix}>", f"</arg_value{suffix}>"
 
+    def argument_pattern(self, gap: str) -> re.Pattern[str]:
+        """One argument's key and value, with ``gap`` (a pattern) allowed between the two."""
+        e = re.escape
+        return re.compile(
+            f"{e(self.key_start)}(.*?){e(self.key_end)}{gap}{e(self.value_start)}(.*?){e(self.value_end)}", re.S
+        )
+
 
 def _dumps(args: dict) -> str:
     return json.dumps(args, ensure_ascii=False)
@@ -135,9 +142,7 @@ class HYV3ToolParser(HeldBlockParser):
         e = re.escape
         self._call = re.compile(f"{e(t.call_start)}(.*?){e(t.sep)}(.*?){e(t.call_end)}", re.S)
         self._open_call = re.compile(f"{e(t.call_start)}(.*?){e(t.sep)}(.*)", re.S)
-        self._pair = re.compile(
-            f"{e(t.key_start)}(.*?){e(t.key_end)}\\s*{e(t.value_start)}(.*?){e(t.value_end)}", re.S
-        )
+        self._pair = t.argument_pattern(r"\s*")
         super().__init__(ctx)
 
     def stream_markers(self) -> tuple[str, ...]:
@@ -182,9 +187,7 @@ class HYV4ToolParser(HeldBlockParser):
         t = self.tags = _HunyuanTags(hy_v4_token_suffix(ctx.vocab))
         e = re.escape
         self._call = re.compile(f"{e(t.call_start)}(.*?){e(t.call_end)}", re.S)
-        self._pair = re.compile(
-            f"{e(t.key_start)}(.*?){e(t.key_end)}{e(t.value_start)}(.*?){e(t.value_end)}", re.S
-        )
+        self._pair = t.argument_pattern("")
         super().__init__(ctx)
 
     def stream_markers(self) -> tuple[str, ...]:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import scan_markers, special_token_texts
+from tokenbridge.parsers.text import special_token_texts
+from tokenbridge.parsers.tool._common import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
 from tokenbridge.parsers.tool._common import name_and_args_from_json, thinking_enabled
 from tokenbridge.parsers.tool._schema import fix_arg_types
 
@@ -33,9 +34,6 @@ ARG_BEGIN = "<|tool_call_argument_begin|>"
 
 _ID = re.compile(r".+:\d+")
 _NAME_KEY = re.compile(r'"name"\s*:\s*"([^"]*)"')
-
-# Parser states (plain strings keep the snapshot msgpack-able).
-CONTENT, PREAMBLE, NAME, ARGS, BETWEEN = "content", "preamble", "name", "args", "between"
 
 # (state, marker) -> next state; a marker without an entry is text of the state it is in.
 _TRANSITIONS: dict[tuple[str, str], str] = {
@@ -90,7 +88,7 @@ def resolve_call(header: str, body: str, tools: list[dict] | None) -> tuple[str 
     return call_id, name, fix_arg_types(args, name, tools)
 
 
-class KimiK2ToolParser(ToolParser):
+class KimiK2ToolParser(EngineToolParser):
     """Content until the section starts; then each call whole at its end marker.
 
     Engine-based in vLLM (so it also runs under ``tool_choice="none"``), and its strict
@@ -102,7 +100,7 @@ class KimiK2ToolParser(ToolParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self._markers: dict[str, Any] = {
+        self._markers = {
             m: m for m in (SECTION_BEGIN, SECTION_END, CALL_BEGIN, CALL_END, ARG_BEGIN)
         }
         # ``</think>`` left in content is swallowed only when thinking is on and a reasoning
@@ -113,29 +111,8 @@ class KimiK2ToolParser(ToolParser):
             self._markers[THINK_END] = THINK_END
         for t in special_token_texts(ctx.vocab):
             self._markers.setdefault(t, _DROP)
-        self._state = CONTENT
-        self._pending = ""
-        self._ws_content = ""
-        self._header = ""
-        self._body = ""
-        self._index = 0
 
-    # text of a state, and markers ------------------------------------------------------
-
-    def _text(self, text: str, out: Delta) -> None:
-        if not text:
-            return
-        if self._state == CONTENT:
-            if self._ws_content is not None:
-                self._ws_content += text
-                if not self._ws_content.strip():
-                    return
-                text, self._ws_content = self._ws_content, None
-            out.content += text
-        elif self._state == NAME:
-            self._header += text
-        elif self._state == ARGS:
-            self._body += text
+    # markers ---------------------------------------------------------------------------
 
     def _marker(self, marker: str, out: Delta) -> None:
         kind = self._markers[marker]
@@ -147,15 +124,7 @@ class KimiK2ToolParser(ToolParser):
         if nxt is None:
             self._text(marker, out)
             return
-        if self._state == ARGS:
-            self._end_call(out)
-        if nxt == NAME:
-            # whitespace-only content before tool calls is dropped, unless tool_choice "none"
-            # suppresses the calls (vLLM then opens no call slot)
-            if self._ws_content is not None and not (self.ctx.tool_choice == "none" and self.ctx.tools):
-                self._ws_content = ""
-            self._header, self._body = "", ""
-        self._state = nxt
+        self._move(nxt, out)
 
     def _end_call(self, out: Delta) -> None:
         call = resolve_call(self._header, self._body, self.ctx.tools)
@@ -168,30 +137,14 @@ class KimiK2ToolParser(ToolParser):
 
     # ToolParser ------------------------------------------------------------------------
 
-    def feed(self, text: str, token_ids: list[int]) -> Delta:
-        out = Delta(tool_calls=[])
-        self._pending = scan_markers(
-            self._pending + text,
-            self._markers,
-            lambda piece: self._text(piece, out),
-            lambda marker: self._marker(marker, out),
-        )
-        return out
-
     def finish(self) -> Delta:
-        out = Delta(tool_calls=[])
-        text, self._pending = self._pending, ""
-        self._text(text, out)
-        if self._state in (NAME, ARGS):
-            self._end_call(out)
+        out = super().finish()
+        # Kimi ends outside content in the section preamble (its BETWEEN reads alike).
         self._state = CONTENT if self._state == CONTENT else PREAMBLE
-        if self._ws_content:
-            out.content += self._ws_content
-        self._ws_content = ""
         return out
 
     def snapshot(self) -> Any:
-        return [self._state, self._pending, self._ws_content, self._header, self._body, self._index]
+        return [self._state, self._pending, self._blank, self._header, self._body, self._index]
 
     def restore(self, snap: Any) -> None:
         if not isinstance(snap, list) or len(snap) != 6:
@@ -205,7 +158,7 @@ class KimiK2ToolParser(ToolParser):
             or index < 0
         ):
             raise ValueError("bad kimi tool parser state")
-        self._state, self._pending, self._ws_content = state, pending, ws
+        self._state, self._pending, self._blank = state, pending, ws
         self._header, self._body, self._index = header, body, index
 
 
