@@ -28,7 +28,7 @@ class SegmentCache:
         self,
         added_tokens: list[dict],
         encode_pieces: Callable[[list[str]], list[list[int]]],
-        max_chars: int = 4 * 1024 * 1024,
+        max_chars: int = 2 * 1024 * 1024,
         max_pieces: int = 65536,
     ) -> None:
         self._ids = {a["content"]: a["id"] for a in added_tokens if not a.get("normalized")}
