@@ -89,7 +89,8 @@ GET_ROUTES: dict[str, Handler] = {
     "/load": lambda r: {"server_load": 0},
     "/kv_event_sources": lambda r: {},
 }
-_NO_AUTH = {"/health", "/ping", "/version", "/metrics", "/load"}
+# Liveness probes must not need the key; every other route does.
+_NO_AUTH = {"/health"}
 
 
 class App:
