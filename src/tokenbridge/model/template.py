@@ -48,9 +48,35 @@ def _strftime_now(fmt: str) -> str:
     return datetime.now().strftime(fmt)
 
 
+_MAX_VERDICTS = 4096
+
+
+class _ChatTemplateSandbox(ImmutableSandboxedEnvironment):
+    """The immutable sandbox, remembering its attribute verdicts.
+
+    Jinja's verdict (private name, internal attribute of a function/frame/type, or a method
+    that mutates a known mutable) depends only on the object's type and the attribute name,
+    and a chat template asks it for ``message.content``, ``loop.last``, ``ns.x`` thousands of
+    times per render.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._verdicts: dict[tuple[type, str], bool] = {}
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        key = (type(obj), attr)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = super().is_safe_attribute(obj, attr, value)
+            if len(self._verdicts) < _MAX_VERDICTS:
+                self._verdicts[key] = verdict
+        return verdict
+
+
 @lru_cache(maxsize=1)
 def environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+    env = _ChatTemplateSandbox(
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=[_GenerationTag, "jinja2.ext.loopcontrols"],
