@@ -1,0 +1,31 @@
+"""Chat templates run sandboxed: no mutation of the request, no private or internal attributes,
+however often the same attribute is asked for (the sandbox remembers its verdicts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenbridge.model import template
+
+
+def test_a_template_cannot_mutate_the_request():
+    messages = [{"role": "user", "content": "hi"}]
+    for _ in range(2):  # the second time the verdict comes from the sandbox's memory
+        with pytest.raises(template.TemplateError):
+            template.render("{{ messages.append(1) }}", messages=messages)
+    assert messages == [{"role": "user", "content": "hi"}]
+
+
+def test_a_template_cannot_reach_private_or_internal_attributes():
+    for _ in range(2):
+        with pytest.raises(template.TemplateError):
+            template.render("{{ ''.__class__.__mro__ }}")
+        assert template.render("{{ f.__globals__ }}", f=template.render) == ""
+
+
+def test_safe_attributes_render_as_before():
+    out = template.render(
+        "{% for m in messages %}{{ m.role }}:{{ m['content'].strip() }}{% if not loop.last %},{% endif %}{% endfor %}",
+        messages=[{"role": "user", "content": " a "}, {"role": "assistant", "content": "b"}],
+    )
+    assert out == "user:a,assistant:b"
