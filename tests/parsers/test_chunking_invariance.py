@@ -8,7 +8,6 @@ must equal the one-shot result.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 
 import msgspec
@@ -33,9 +32,9 @@ ARGS = '{"city": "Zürich 🌧", "days": 3}'
 OUTPUTS = [
     "Plain answer, no markup at all. ✓",
     f"<think>Let me see.</think>\n\nSure.<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {ARGS}}}\n</tool_call>",
-    f"Checking.</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</parameter>\n</function>\n</tool_call> tail",
+    "Checking.</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</parameter>\n</function>\n</tool_call> tail",
     f'[TOOL_CALLS] [{{"name": "get_weather", "arguments": {ARGS}}}]',
-    f'functools[{{"name": "search_web", "arguments": {{"query": "vLLM"}}}}]',
+    'functools[{"name": "search_web", "arguments": {"query": "vLLM"}}]',
     "[get_weather(city='Zürich', days=3), search_web(query=\"x\")]",
     f'{{"name": "get_weather", "parameters": {ARGS}}}; {{"name": "search_web", "parameters": {{}}}}',
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
