@@ -243,6 +243,9 @@ def apply_template(
     documents: list[dict] | None = None,
 ) -> str:
     conversation = developer_to_system(source, conversation)
+    final = None
+    if continue_final_message:
+        conversation, final = _tag_final_message(conversation)
     ctx = dict(special_tokens)
     ctx.update(kwargs)
     ctx.update(
@@ -258,23 +261,45 @@ def apply_template(
         raise ApiError(str(e), 400, "BadRequestError") from e
     except Exception as e:  # a template bug must not become a 500
         raise ApiError(f"Error rendering chat template: {e}", 400, "BadRequestError") from e
-    if continue_final_message:
-        text = _cut_after_final_message(text, conversation)
+    if continue_final_message and final is not None:
+        text = _cut_at_final_tag(text, final)
     return text
 
 
-def _cut_after_final_message(text: str, conversation: list[dict]) -> str:
-    """transformers' rule: end the prompt right after the final message's content."""
-    final = conversation[-1].get("content") if conversation else None
-    if isinstance(final, list):
-        texts = [p.get("text", "") for p in final if isinstance(p, dict)]
-        final = texts[-1] if texts else ""
+_FINAL_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def _tag_final_message(conversation: list[dict]) -> tuple[list[dict], str | None]:
+    """transformers' rule: mark the end of the final message's (last text) content with a tag."""
+    if not conversation:
+        return conversation, None
+    last = dict(conversation[-1])
+    final = last.get("content")
+    if isinstance(final, str):
+        last["content"] = final + _FINAL_TAG
+    elif isinstance(final, list):
+        parts = list(final)
+        for i in range(len(parts) - 1, -1, -1):
+            p = parts[i]
+            if isinstance(p, dict) and "text" in p:
+                final = p["text"]
+                parts[i] = dict(p, text=p["text"] + _FINAL_TAG)
+                break
+        else:
+            raise bad_request("continue_final_message is set but we could not find any text to continue in the final message!")
+        last["content"] = parts
+    else:
+        return conversation, None
     if not isinstance(final, str):
-        return text
-    stripped = final.strip()
-    if stripped not in text:
+        return conversation, None
+    return [*conversation[:-1], last], final
+
+
+def _cut_at_final_tag(text: str, final: str) -> str:
+    """End the prompt where the tagged final message ends (trailing spacing the template trimmed stays trimmed)."""
+    if final.strip() not in text or _FINAL_TAG.strip() not in text:
         raise bad_request("continue_final_message is set but the final message does not appear in the chat after applying the chat template!")
-    loc = text.rindex(stripped)
-    if text[loc : loc + len(final.lstrip())] == final:
-        return text[: loc + len(final.lstrip())]
-    return text[: loc + len(stripped)]
+    loc = text.rindex(_FINAL_TAG.strip())
+    if text[loc : loc + len(_FINAL_TAG)] == _FINAL_TAG:
+        return text[:loc]
+    return text[:loc].rstrip()

@@ -173,31 +173,36 @@ _STRUCTURED_DEFAULTS = {
 }
 
 
+_CONSTRAINT_KINDS = ("json", "regex", "choice", "grammar", "json_object", "structural_tag")
+
+
 def structured_outputs(response_format: dict | None, structured: dict | None) -> dict | None:
-    """``structured_outputs`` from the request's ``structured_outputs`` or ``response_format``."""
-    spec: dict[str, Any] = {}
-    if structured:
-        spec = {k: v for k, v in structured.items() if k in STRUCTURED_KEYS}
-    elif response_format:
-        kind = response_format.get("type")
-        if kind == "json_object":
-            spec = {"json_object": True}
-        elif kind == "json_schema":
-            js = response_format.get("json_schema") or {}
-            schema = js.get("schema", js.get("json_schema"))
-            if schema is None:  # StructuredOutputsParams(json=None) is built, and rejected, first
-                raise bad_request(
-                    "You must use one kind of structured outputs constraint but none are specified: "
-                    + repr(structured_outputs_params({}))
-                )
-            spec = {"json": schema}
-        elif kind == "structural_tag":
-            spec = {"structural_tag": _dumps(response_format)}
-        elif kind in (None, "text"):
-            return None
+    """``structured_outputs`` with ``response_format`` applied over it, as vLLM merges them;
+    more than one kind of constraint is vLLM's 400."""
+    spec: dict[str, Any] = {k: v for k, v in (structured or {}).items() if k in STRUCTURED_KEYS}
+    kind = (response_format or {}).get("type")
+    if kind == "json_object":
+        spec["json_object"] = True
+    elif kind == "json_schema":
+        js = response_format.get("json_schema") or {}
+        schema = js.get("schema", js.get("json_schema"))
+        if schema is None:  # StructuredOutputsParams(json=None) is built, and rejected, first
+            raise bad_request(
+                "You must use one kind of structured outputs constraint but none are specified: "
+                + repr(structured_outputs_params({}))
+            )
+        spec["json"] = schema
+    elif kind == "structural_tag":
+        spec["structural_tag"] = _dumps(response_format)
     if not spec:
         return None
-    return structured_outputs_params(spec)
+    params = structured_outputs_params(spec)
+    if sum(params[k] is not None for k in _CONSTRAINT_KINDS) > 1:
+        raise bad_request(
+            "You can only use one kind of structured outputs constraint but multiple are specified: "
+            + repr(params)
+        )
+    return params
 
 
 def structured_outputs_params(spec: dict[str, Any]) -> dict[str, Any]:
