@@ -8,13 +8,13 @@ reasoning). Calls are ``(id, name, arguments)``; an empty id is left for derende
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 PARSER = {"cmd3": "cohere_command3", "cmd4": "cohere_command4"}
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
@@ -23,28 +23,9 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 def run(name: str, pieces: list[str], **ctx_kw):
     """Feed the pieces with a snapshot/restore (through msgpack) between any two of them."""
     ctx = ParseContext(tools=TOOLS, tool_choice="auto", **ctx_kw)
-    cls = registry.get_tool_parser(name)
-    p = cls(ctx)
-    acc = Delta()
-    for piece in pieces:
-        d = p.feed(piece, [])
-        acc.content += d.content
-        acc.reasoning += d.reasoning
-        acc.tool_calls += d.tool_calls
-        p2 = cls(ctx)
-        p2.restore(msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot())))
-        p = p2
-    d = p.finish()
-    acc.content += d.content
-    acc.reasoning += d.reasoning
-    acc.tool_calls += d.tool_calls
-    calls: dict[int, list[str]] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, ["", "", ""])
-        entry[0] += tc.id or ""
-        entry[1] += tc.name or ""
-        entry[2] += tc.arguments
-    return acc.content or None, acc.reasoning or None, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(name)(ctx), pieces, restore=True)
+    calls = [(call_id or "", name, args) for call_id, name, args in fed.calls]
+    return fed.content or None, fed.reasoning or None, calls
 
 
 # (melody preset, output, content, reasoning, calls)

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 B, E = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 CB, CE, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
@@ -23,16 +24,8 @@ def v31(name: str, args: str) -> str:
 
 
 def run(name: str, pieces: list[str]) -> tuple[str, list[tuple[str, str]]]:
-    parser = registry.get_tool_parser(name)(ParseContext(tools=TOOLS, tool_choice="auto"))
-    acc = Delta()
-    for d in [*(parser.feed(p, []) for p in pieces), parser.finish()]:
-        acc.content += d.content
-        acc.tool_calls += d.tool_calls
-    calls: dict[int, list[str]] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, [tc.name or "", ""])
-        entry[1] += tc.arguments
-    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(name)(ParseContext(tools=TOOLS, tool_choice="auto")), pieces)
+    return fed.content, fed.named_calls()
 
 
 W = '{"city": "東京"}'

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 FOLDER = Path("/work/shared/models/deepseek-v3")
 VOCAB = HFTokenizer(FOLDER, json.loads((FOLDER / "tokenizer_config.json").read_text()))
@@ -60,26 +60,9 @@ def run(parser: str, pieces: list[str], **ctx_kw) -> tuple[str, list[tuple[str, 
     ctx = ParseContext(tools=TOOLS, tool_choice="auto", vocab=VOCAB, reasoning_parser="deepseek_v4")
     for k, v in ctx_kw.items():
         setattr(ctx, k, v)
-    cls = registry.get_tool_parser(parser)
-    p = cls(ctx)
-    acc = Delta()
-    for piece in pieces:
-        d = p.feed(piece, [])
-        acc.content += d.content
-        acc.tool_calls += d.tool_calls
-        snap = msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot()))
-        p = cls(ctx)
-        p.restore(snap)
-    d = p.finish()
-    acc.content += d.content
-    acc.tool_calls += d.tool_calls
-    calls: dict[int, list[str]] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, ["", ""])
-        entry[0] += tc.name or ""
-        entry[1] += tc.arguments
-        assert tc.id is None
-    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(parser)(ctx), pieces, restore=True)
+    assert all(call_id is None for call_id, _, _ in fed.calls)
+    return fed.content, fed.named_calls()
 
 
 WEATHER = '{I:get_weather}\n{P:city:true}東京{/P}\n{P:days:false}3{/P}\n{/I}\n'

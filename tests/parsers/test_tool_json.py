@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -32,29 +33,9 @@ VOCAB = _vocab()
 
 def run(parser_name: str, pieces: list[str], tool_choice="auto", tools=TOOLS, restore=False):
     """Feed pieces (optionally through snapshot/restore between pieces); accumulate."""
-    cls = registry.get_tool_parser(parser_name)
     ctx = ParseContext(tools=tools, tool_choice=tool_choice, vocab=VOCAB)
-    p = cls(ctx)
-    acc = Delta()
-    calls: dict[int, list] = {}
-
-    def add(d: Delta) -> None:
-        acc.content += d.content
-        for t in d.tool_calls:
-            slot = calls.setdefault(t.index, [None, ""])
-            if t.name is not None:
-                assert slot[0] is None
-                slot[0] = t.name
-            slot[1] += t.arguments
-
-    for piece in pieces:
-        add(p.feed(piece, []))
-        if restore:
-            snap = p.snapshot()
-            p = cls(ctx)
-            p.restore(snap)
-    add(p.finish())
-    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(parser_name)(ctx), pieces, restore)
+    return fed.content, fed.named_calls()
 
 
 def one(parser_name: str, text: str, **kw):

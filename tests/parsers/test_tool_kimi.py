@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 SB, SE = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
 CB, CE, AB = "<|tool_call_begin|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>"
@@ -29,16 +30,8 @@ def run(pieces: list[str], **ctx_kw) -> tuple[str, list[tuple[str | None, str, s
     ctx = ParseContext(tools=TOOLS, tool_choice="auto", vocab=VOCAB, reasoning_parser="kimi_k2")
     for k, v in ctx_kw.items():
         setattr(ctx, k, v)
-    parser = registry.get_tool_parser("kimi_k2")(ctx)
-    acc = Delta()
-    for d in [*(parser.feed(p, []) for p in pieces), parser.finish()]:
-        acc.content += d.content
-        acc.tool_calls += d.tool_calls
-    calls: dict[int, list] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, [tc.id, tc.name or "", ""])
-        entry[2] += tc.arguments
-    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser("kimi_k2")(ctx), pieces)
+    return fed.content, fed.calls
 
 
 TOKYO = '{"city": "東京"}'

@@ -5,11 +5,11 @@ Expected values follow vLLM 0.33's non-streaming ``kimi_k3`` tool parser for the
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import Delta, ParseContext
 
@@ -31,25 +31,8 @@ def call(tool: str, *args: str, index: int = 1) -> str:
 def run(pieces: list[str], **ctx_kw) -> tuple[str, list[tuple[str, str]]]:
     """Feed the pieces with a snapshot/restore (through msgpack) between any two of them."""
     ctx = ParseContext(tools=TOOLS, tool_choice="auto", **ctx_kw)
-    cls = registry.get_tool_parser("kimi_k3")
-    p = cls(ctx)
-    acc = Delta()
-    for piece in pieces:
-        d = p.feed(piece, [])
-        acc.content += d.content
-        acc.tool_calls += d.tool_calls
-        snap = msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot()))
-        p = cls(ctx)
-        p.restore(snap)
-    d = p.finish()
-    acc.content += d.content
-    acc.tool_calls += d.tool_calls
-    calls: dict[int, list[str]] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, ["", ""])
-        entry[0] += tc.name or ""
-        entry[1] += tc.arguments
-    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser("kimi_k3")(ctx), pieces, restore=True)
+    return fed.content, fed.named_calls()
 
 
 WEATHER = call("get_weather", arg("city", "string", "東京"), arg("days", "integer", "3"))

@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -31,31 +32,10 @@ Q = '<|"|>'
 
 
 def run(name, pieces, tool_choice="auto", reasoning_parser="gemma4", restore=False):
-    cls = registry.get_tool_parser(name)
     ctx = ParseContext(tools=TOOLS, tool_choice=tool_choice, vocab=VOCAB,
                        reasoning_parser=reasoning_parser)
-    p = cls(ctx)
-    content = ""
-    calls: dict[int, list] = {}
-
-    def add(d: Delta) -> None:
-        nonlocal content
-        content += d.content
-        for t in d.tool_calls:
-            slot = calls.setdefault(t.index, [None, ""])
-            if t.name is not None:
-                assert slot[0] is None
-                slot[0] = t.name
-            slot[1] += t.arguments
-
-    for piece in pieces:
-        add(p.feed(piece, []))
-        if restore:
-            snap = p.snapshot()
-            p = cls(ctx)
-            p.restore(snap)
-    add(p.finish())
-    return content, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(name)(ctx), pieces, restore)
+    return fed.content, fed.named_calls()
 
 
 W = f"<|tool_call>call:get_weather{{location:{Q}Paris{Q},days:2}}<tool_call|>"

@@ -8,24 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.tool.pythonic import looks_like_call_list
 
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {}}} for n in ("get_weather", "search")]
 
 
 def run(name: str, pieces: list[str]) -> tuple[str, list[tuple[str, str]]]:
-    parser = registry.get_tool_parser(name)(ParseContext(tools=TOOLS, tool_choice="auto"))
-    acc = Delta()
-    for d in [*(parser.feed(p, []) for p in pieces), parser.finish()]:
-        acc.content += d.content
-        acc.tool_calls += d.tool_calls
-    calls: dict[int, list[str]] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, [tc.name or "", ""])
-        entry[1] += tc.arguments
-    return acc.content, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(name)(ParseContext(tools=TOOLS, tool_choice="auto")), pieces)
+    return fed.content, fed.named_calls()
 
 
 def args(**kw) -> str:

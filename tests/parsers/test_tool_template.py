@@ -10,14 +10,14 @@ is added) and one with ``transform_each`` and a closer ending in the start ancho
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.tool.response_template import TemplateError
 
 QWEN = {
@@ -110,25 +110,8 @@ def context(template: str, prompt: str, choice: str, with_tools: bool, **kw) -> 
 
 def run(name: str, ctx: ParseContext, pieces: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
     """Feed the pieces with a snapshot/restore (through msgpack) between any two of them."""
-    cls = registry.get_tool_parser(name)
-    p = cls(ctx)
-    acc = Delta()
-    for piece in pieces:
-        d = p.feed(piece, [])
-        acc.content += d.content
-        acc.tool_calls += d.tool_calls
-        p2 = cls(ctx)
-        p2.restore(msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot())))
-        p = p2
-    d = p.finish()
-    acc.content += d.content
-    acc.tool_calls += d.tool_calls
-    calls: dict[int, list[str]] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, ["", ""])
-        entry[0] += tc.name or ""
-        entry[1] += tc.arguments
-    return acc.content or None, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(name)(ctx), pieces, restore=True)
+    return fed.content or None, fed.named_calls()
 
 
 # (template, prompt, tool_choice, request has tools, output, vLLM content, vLLM calls)

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 MODELS = Path("/work/shared/models")
 TOOLS = [
@@ -43,25 +44,8 @@ def _ctx(name: str, **kw) -> ParseContext:
 def run(name: str, pieces: list[str], restore: bool = False, **kw) -> tuple[str | None, list]:
     """Feed ``pieces`` (optionally through snapshot/restore between chunks) and accumulate."""
     ctx = _ctx(name, **kw)
-    cls = registry.get_tool_parser(name)
-    parser = cls(ctx)
-    acc = Delta()
-    deltas = []
-    for piece in pieces:
-        if restore:
-            snap = msgspec.msgpack.decode(msgspec.msgpack.encode(parser.snapshot()))
-            parser = cls(ctx)
-            parser.restore(snap)
-        deltas.append(parser.feed(piece, []))
-    deltas.append(parser.finish())
-    calls: dict[int, list[str]] = {}
-    for d in deltas:
-        acc.content += d.content
-        for tc in d.tool_calls:
-            entry = calls.setdefault(tc.index, ["", ""])
-            entry[0] += tc.name or ""
-            entry[1] += tc.arguments
-    return acc.content or None, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(name)(ctx), pieces, restore)
+    return fed.content or None, fed.named_calls()
 
 
 def one(name: str, text: str, **kw):

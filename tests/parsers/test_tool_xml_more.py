@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 
 QWEN3 = Path("/work/shared/models/qwen3")
 VOCAB = HFTokenizer(QWEN3, json.loads((QWEN3 / "tokenizer_config.json").read_text()))
@@ -38,24 +39,8 @@ def run(name: str, pieces: list[str], restore: bool = False, vocab=None, **kw):
     """Feed ``pieces`` (optionally through snapshot/restore between chunks) and accumulate."""
     kw.setdefault("tool_choice", "auto")
     ctx = ParseContext(tools=TOOLS, vocab=vocab, **kw)
-    cls = registry.get_tool_parser(name)
-    parser = cls(ctx)
-    deltas = []
-    for piece in pieces:
-        if restore:
-            snap = msgspec.msgpack.decode(msgspec.msgpack.encode(parser.snapshot()))
-            parser = cls(ctx)
-            parser.restore(snap)
-        deltas.append(parser.feed(piece, []))
-    deltas.append(parser.finish())
-    acc, calls = Delta(), {}
-    for d in deltas:
-        acc.content += d.content
-        for tc in d.tool_calls:
-            entry = calls.setdefault(tc.index, ["", ""])
-            entry[0] += tc.name or ""
-            entry[1] += tc.arguments
-    return acc.content or None, [tuple(calls[i]) for i in sorted(calls)]
+    fed = feed(lambda: registry.get_tool_parser(name)(ctx), pieces, restore)
+    return fed.content or None, fed.named_calls()
 
 
 def one(name: str, text: str, **kw):
