@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import lru_cache
 from typing import Any
@@ -88,9 +87,8 @@ def _tool_calls(calls: list) -> list[dict]:
         fn = call.get("function")
         if call.get("type", "function") != "function" or not isinstance(fn, dict):
             raise bad_request("chat completions only support assistant tool_calls of type 'function'.", "tool_calls")
-        call = copy.deepcopy(call)
-        call["function"]["arguments"] = _tool_arguments(fn.get("arguments"))
-        out.append(call)
+        # A new call and function object; the request's own stay untouched.
+        out.append({**call, "function": {**fn, "arguments": _tool_arguments(fn.get("arguments"))}})
     return out
 
 

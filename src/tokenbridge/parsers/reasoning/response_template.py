@@ -26,6 +26,7 @@ from tokenbridge.parsers.tool.response_template import (
     RegionScanner,
     Template,
     TemplateError,
+    compiled_template,
 )
 
 
@@ -49,9 +50,9 @@ class ReasoningScanner(RegionScanner):
 def _template(ctx: ParseContext) -> Template:
     # vLLM refuses to start without a (servable) template; here the text then stays content.
     try:
-        return Template(ctx.response_template if ctx.response_template is not None else PASSTHROUGH)
+        return compiled_template(ctx.response_template if ctx.response_template is not None else PASSTHROUGH)
     except TemplateError:
-        return Template(PASSTHROUGH)
+        return compiled_template(PASSTHROUGH)
 
 
 def _prompt_text(ctx: ParseContext, prompt_token_ids: list[int] | None) -> str:

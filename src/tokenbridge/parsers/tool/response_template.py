@@ -385,6 +385,23 @@ def calls_of(value: Any) -> list[tuple[str, str]]:
     return calls
 
 
+
+# A model's response_template is one object for the life of the server; compiling it per
+# request would redo its regexes every time.
+_COMPILED: dict[int, tuple[Any, Template]] = {}
+
+
+def compiled_template(spec: Any) -> Template:
+    """``Template(spec)``, compiled once per spec object."""
+    hit = _COMPILED.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    template = Template(spec)
+    if len(_COMPILED) < 64:
+        _COMPILED[id(spec)] = (spec, template)
+    return template
+
+
 class RegionScanner:
     """The delimiter scan over a growing text, as a list of events.
 
@@ -553,7 +570,7 @@ class ResponseTemplateToolParser(ToolParser):
         super().__init__(ctx)
         # vLLM refuses to start without a template; here the text then stays content.
         spec = ctx.response_template if ctx.response_template is not None else PASSTHROUGH
-        self.template = Template(spec)
+        self.template = compiled_template(spec)
         self.scanner = RegionScanner(self.template, tool_properties(ctx.tools))
         self.parse_tools = ctx.tool_choice != "none"
         self.index = 0
