@@ -1,20 +1,34 @@
 -- wrk script: POST the bodies of a file (one JSON document per line) in turn, then print
 -- one JSON line with the counts and latency percentiles so bench/run.py can parse it.
--- usage: wrk -t1 -c2 -d5s -s post.lua http://127.0.0.1:PORT -- BODIES_FILE PATH
+-- usage: wrk -t1 -c2 -d5s -s post.lua http://127.0.0.1:PORT -- BODIES_FILE PATH [unique RUN_TAG]
 
 -- Requests are formatted once in init, so the load generator spends its CPU on sockets only.
+-- With "unique", each request is formatted on the fly with #SEQ# in its body replaced by a
+-- run tag and a request counter, so no two requests are the same (no server memo can answer).
 local requests = {}
 local next_request = 0
+local unique = false
+local path = nil
+local seq = 0
+local tag = ""
 
 function init(args)
   wrk.headers["Content-Type"] = "application/json"
+  unique = args[3] == "unique"
+  tag = args[4] or ""
+  path = args[2]
   for line in io.lines(args[1]) do
-    requests[#requests + 1] = wrk.format("POST", args[2], nil, line)
+    requests[#requests + 1] = unique and line or wrk.format("POST", path, nil, line)
   end
 end
 
 function request()
   next_request = next_request % #requests + 1
+  if unique then
+    seq = seq + 1
+    local body = string.gsub(requests[next_request], "#SEQ#", tag .. "-" .. seq, 1)
+    return wrk.format("POST", path, nil, body)
+  end
   return requests[next_request]
 end
 

@@ -51,6 +51,9 @@ SEARCH_TOOL = {
 }
 
 
+SEQ = "#SEQ#"
+
+
 @dataclass
 class Workload:
     name: str
@@ -59,6 +62,8 @@ class Workload:
     raw_label: str
     raw_op: Callable[[], object]
     info: str
+    unique: bool = False  # bodies hold SEQ, which the load generator makes unique per request
+    encode_texts: tuple[str, ...] = ()  # for render workloads: the texts the raw op encodes
 
 
 class Prose:
@@ -107,7 +112,7 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
     workloads.append(Workload(
         "render chat 100 tok", "/v1/chat/completions/render", [_dump(short)],
         "encode", lambda: tok.encode(short_text, add_special_tokens=False),
-        f"{len(tok.encode(short_text).ids)} prompt tokens",
+        f"{len(tok.encode(short_text).ids)} prompt tokens", encode_texts=(short_text,),
     ))
 
     base = prose.text(1000)
@@ -116,10 +121,18 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
         for i in range(256)
     ]
     tool_text = prompt_text("/v1/chat/completions/render", tool_bodies[0])
+    tool_tokens = len(tok.encode(tool_text).ids)
     workloads.append(Workload(
         "render chat 1k tok + tool", "/v1/chat/completions/render", [_dump(b) for b in tool_bodies],
         "encode", lambda: tok.encode(tool_text, add_special_tokens=False),
-        f"{len(tok.encode(tool_text).ids)} prompt tokens, {len(tool_bodies)} distinct user messages",
+        f"{tool_tokens} prompt tokens, 256 distinct user messages in turn", encode_texts=(tool_text,),
+    ))
+    fresh_body = _chat_render(model, [{"role": "user", "content": f"Request {SEQ}: {prose.sentence()}{base}"}], [WEATHER_TOOL])
+    workloads.append(Workload(
+        "render chat 1k tok + tool, new text", "/v1/chat/completions/render", [_dump(fresh_body)],
+        "encode", lambda: tok.encode(tool_text, add_special_tokens=False),
+        f"{tool_tokens} prompt tokens, a user message never seen before in every request", unique=True,
+        encode_texts=(tool_text,),
     ))
 
     history = [{"role": "system", "content": prose.text(300)}]
@@ -136,13 +149,24 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
             {"role": "assistant", "content": prose.text(150)},
         ]
         turn += 1
-    history.append({"role": "user", "content": prose.text(60)})
-    long_body = _chat_render(model, history, [WEATHER_TOOL, SEARCH_TOOL])
+    last_turn = prose.text(60)
+    long_body = _chat_render(model, [*history, {"role": "user", "content": last_turn}], [WEATHER_TOOL, SEARCH_TOOL])
     long_text = prompt_text("/v1/chat/completions/render", long_body)
+    long_tokens = len(tok.encode(long_text).ids)
     workloads.append(Workload(
         "render chat 32k multi-turn", "/v1/chat/completions/render", [_dump(long_body)],
         "encode", lambda: tok.encode(long_text, add_special_tokens=False),
-        f"{len(tok.encode(long_text).ids)} prompt tokens, {turn} turns with tool calls",
+        f"{long_tokens} prompt tokens, {turn} turns with tool calls, the same conversation each time",
+        encode_texts=(long_text,),
+    ))
+    new_turn_body = _chat_render(
+        model, [*history, {"role": "user", "content": f"Turn {SEQ}: {last_turn}"}], [WEATHER_TOOL, SEARCH_TOOL]
+    )
+    workloads.append(Workload(
+        "render chat 32k, new last turn", "/v1/chat/completions/render", [_dump(new_turn_body)],
+        "encode", lambda: tok.encode(long_text, add_special_tokens=False),
+        "the 32k conversation with a new last user message per request", unique=True,
+        encode_texts=(long_text,),
     ))
 
     prompts = [prose.text(120) for _ in range(8)]
@@ -150,7 +174,7 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
     workloads.append(Workload(
         "render completions 8 prompts", "/v1/completions/render", [_dump(completions)],
         "encode x8", lambda: [tok.encode(p, add_special_tokens=False) for p in prompts],
-        f"8 x ~{len(tok.encode(prompts[0]).ids)} tokens",
+        f"8 x ~{len(tok.encode(prompts[0]).ids)} tokens", encode_texts=tuple(prompts),
     ))
 
     chat_request = _chat_render(model, [{"role": "user", "content": "What is the weather in Paris and Rome?"}], [WEATHER_TOOL])

@@ -29,3 +29,22 @@ def test_safe_attributes_render_as_before():
         messages=[{"role": "user", "content": " a "}, {"role": "assistant", "content": "b"}],
     )
     assert out == "user:a,assistant:b"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ m.content }}|{{ m.missing is defined }}|{{ m.get('role') }}",
+        "{{ m.items is defined }}|{{ m.keys()|list|length }}|{{ m['items'] }}",
+        "{{ m.__class__ is defined }}|{{ m.copy is defined }}|{{ m.content.upper() }}",
+        "{% set ns = namespace(n=0) %}{% for k, v in m.items() %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}",
+    ],
+)
+def test_dict_attribute_lookup_equals_jinjas_own_sandbox(source):
+    """The direct path for ``dict.key`` answers what Jinja's sandbox answers, including keys
+    that share a name with a dict method (the method wins) and missing keys (undefined)."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    m = {"role": "user", "content": "hi", "items": "shadowed"}
+    reference = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(source)
+    assert template.render(source, m=m) == reference.render(m=m)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tokenbridge.model.prompts import PromptMemo
 from tokenbridge.model.tokenizer import HFTokenizer
 
 # generation_config keys vLLM turns into server-side sampling defaults.
@@ -74,6 +75,10 @@ class ModelContext:
     eos_token_ids: frozenset[int] = frozenset()
     config: dict = field(default_factory=dict)
     tokenizer_config: dict = field(default_factory=dict)
+    prompt_memo: PromptMemo = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.prompt_memo = PromptMemo(self.chat_template)
 
     @property
     def vocab_size(self) -> int:

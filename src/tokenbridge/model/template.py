@@ -49,10 +49,12 @@ def _strftime_now(fmt: str) -> str:
 
 
 _MAX_VERDICTS = 4096
+# A plain dict has no instance attributes: ``getattr(d, name)`` succeeds exactly for these names.
+_DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 class _ChatTemplateSandbox(ImmutableSandboxedEnvironment):
-    """The immutable sandbox, remembering its attribute verdicts.
+    """The immutable sandbox, remembering its attribute verdicts, with a direct path for dict keys.
 
     Jinja's verdict (private name, internal attribute of a function/frame/type, or a method
     that mutates a known mutable) depends only on the object's type and the attribute name,
@@ -63,6 +65,16 @@ class _ChatTemplateSandbox(ImmutableSandboxedEnvironment):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._verdicts: dict[tuple[type, str], bool] = {}
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # ``message.content`` on a dict: Jinja tries the attribute first and pays for an
+        # AttributeError on every lookup; for a plain dict the outcome is known in advance.
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         key = (type(obj), attr)

@@ -138,6 +138,42 @@ def render_prompt(
     )
 
 
+def chat_prompt_ids(
+    model: ModelContext,
+    cfg: ServeConfig,
+    messages: list[dict],
+    tools: list[dict] | None,
+    kwargs: dict,
+    request_template: str | None,
+    documents: list[dict] | None,
+    add_special: bool,
+    truncate: int | None,
+    check_length: bool,
+) -> list[int]:
+    """Messages -> prompt ids through the template and tokenizer, remembered per conversation.
+
+    Only the model's own template is memoized (a request's template is untrusted and rare);
+    the length check runs on every call, hit or not, so a hit answers what a miss would.
+    """
+    memo = model.prompt_memo
+    key = None
+    if truncate is None and request_template is None and kwargs.get("chat_template") is None:
+        key = memo.key((messages, tools, kwargs, documents, add_special))
+    hit = memo.get(key) if key is not None else None
+    if hit is None:
+        text = render_prompt(model, cfg, messages, tools, kwargs, request_template, documents)
+        if check_length:
+            check_prompt_chars(len(text), model, truncate)
+        ids = encode_prompt(model, text, add_special, truncate)
+        if key is not None:
+            memo.put(key, len(text), ids)
+        return ids
+    chars, ids = hit
+    if check_length:
+        check_prompt_chars(chars, model, truncate)
+    return ids
+
+
 def render_prompt_ids(
     model: ModelContext, messages: list[dict], tools: list[dict] | None, kwargs: dict
 ) -> list[int]:
@@ -188,17 +224,17 @@ def check_token_budget(max_output: int | None, max_output_param: str, truncate: 
         )
 
 
-def check_prompt_chars(text: str, model: ModelContext, truncate: int | None) -> None:
+def check_prompt_chars(chars: int, model: ModelContext, truncate: int | None) -> None:
     """Reject text that cannot fit before paying for tokenization (skipped when truncating)."""
     bound = model.max_model_len * model.tokenizer.max_chars_per_token
-    if truncate is None and len(text) > bound:
+    if truncate is None and chars > bound:
         n = model.max_model_len
         raise bad_request(
             f"This model's maximum context length is {n} tokens. However, your prompt "
-            f"contains {len(text)} characters (more than {bound} characters, which is the upper bound "
+            f"contains {chars} characters (more than {bound} characters, which is the upper bound "
             f"for {n} input tokens). Please reduce the length of the input prompt.",
             "input_text",
-            len(text),
+            chars,
         )
 
 
@@ -357,9 +393,10 @@ def render_chat(
     elif renders_ids:
         ids = render_prompt_ids(model, req.messages, tools, kwargs)
     else:
-        text = render_prompt(model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents)
-        check_prompt_chars(text, model, req.truncate_prompt_tokens)
-        ids = encode_prompt(model, text, bool(req.add_special_tokens), req.truncate_prompt_tokens)
+        ids = chat_prompt_ids(
+            model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents,
+            bool(req.add_special_tokens), req.truncate_prompt_tokens, check_length=True,
+        )
     if not harmony:
         ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
     max_tokens = resolve_max_tokens(

@@ -55,7 +55,7 @@ def render_completion(
     encoded: list[list[int]] = []
     for p in prompts:
         if isinstance(p, str):
-            check_prompt_chars(p, model, req.truncate_prompt_tokens)
+            check_prompt_chars(len(p), model, req.truncate_prompt_tokens)
             ids = encode_prompt(model, p, add_special, req.truncate_prompt_tokens)
         else:
             ids = list(p)

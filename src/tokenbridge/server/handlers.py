@@ -20,7 +20,7 @@ from tokenbridge.protocol.openai import (
 )
 from tokenbridge.protocol.responses import ResponsesRequest
 from tokenbridge.render.anthropic import render_messages
-from tokenbridge.render.chat import render_chat, render_prompt, render_prompt_ids, template_kwargs
+from tokenbridge.render.chat import chat_prompt_ids, render_chat, render_prompt_ids, template_kwargs
 from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
@@ -198,9 +198,12 @@ def tokenize(r):
         if hasattr(tok, "render_chat"):
             ids = render_prompt_ids(r.model, req.messages, req.tools, kwargs)
             return tokenize_response(r, req, ids)
-        text = render_prompt(r.model, r.cfg, req.messages, req.tools, kwargs, req.chat_template)
-        add_special = bool(req.add_special_tokens)
-    elif req.prompt is not None:
+        ids = chat_prompt_ids(
+            r.model, r.cfg, req.messages, req.tools, kwargs, req.chat_template, None,
+            bool(req.add_special_tokens), None, check_length=False,
+        )
+        return tokenize_response(r, req, ids)
+    if req.prompt is not None:
         text = req.prompt
         add_special = True if req.add_special_tokens is None else req.add_special_tokens
     else:
