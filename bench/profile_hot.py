@@ -21,7 +21,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import MODEL, SERVED_NAME  # noqa: E402
-from workloads import build  # noqa: E402
+from workloads import SEQ, build  # noqa: E402
 
 from tokenbridge.cli import serve_parser  # noqa: E402
 from tokenbridge.server.app import POST_ROUTES, Request  # noqa: E402
@@ -58,10 +58,13 @@ def main() -> int:
     for wl in build(tok, SERVED_NAME, render):
         if not any(w in wl.name for w in wanted):
             continue
-        bodies = wl.bodies
+        def body(i: int) -> bytes:
+            b = wl.bodies[i % len(wl.bodies)]
+            return b.replace(SEQ.encode(), f"p{i}".encode()) if wl.unique else b
+
         n, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < args.seconds / 2:
-            call(wl.path, bodies[n % len(bodies)])
+            call(wl.path, body(n))
             n += 1
         per_req = (time.perf_counter() - t0) / n
         raw_t0 = time.perf_counter()
@@ -70,8 +73,8 @@ def main() -> int:
         raw = (time.perf_counter() - raw_t0) / 20
         prof = cProfile.Profile()
         prof.enable()
-        for i in range(n):
-            call(wl.path, bodies[i % len(bodies)])
+        for i in range(n, 2 * n):
+            call(wl.path, body(i))
         prof.disable()
         print(f"\n=== {wl.name}: {per_req * 1e3:.3f} ms/request in-process, raw {wl.raw_label} "
               f"{raw * 1e3:.3f} ms ({raw / per_req:.0%} of the request)")

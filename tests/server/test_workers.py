@@ -158,3 +158,54 @@ def test_long_prompt_does_not_stall_short_requests():
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(15)
+
+
+def _sockets_by_worker(workers: list[int], port: int, state: str) -> dict[int, set[str]]:
+    """Socket inodes on local ``port`` in TCP ``state`` (01 established, 0A listening) held
+    by each worker, from /proc."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+            if local_port == port and fields[3] == state:
+                inodes.add(fields[9])
+    held: dict[int, set[str]] = {}
+    for pid in workers:
+        held[pid] = set()
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in inodes:
+                held[pid].add(target[8:-1])
+    return held
+
+
+def test_a_burst_of_connections_is_spread_over_the_workers():
+    """A pool of connections opened at once (a load balancer's) must not all land on one
+    worker: each worker listens on its own SO_REUSEPORT socket."""
+    proc, port = _start("--workers", "2")
+    workers = _children(proc.pid)
+    conns = []
+    try:
+        for _ in range(32):
+            conns.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        for c in conns:  # one request each, so every connection has been accepted
+            c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        for c in conns:
+            assert c.recv(4096).startswith(b"HTTP/1.1 200")
+        listening = _sockets_by_worker(workers, port, "0A")
+        assert all(len(v) == 1 for v in listening.values()), listening
+        assert len(set.union(*listening.values())) == 2  # one listening socket per worker
+        counts = {pid: len(v) for pid, v in _sockets_by_worker(workers, port, "01").items()}
+        assert sum(counts.values()) == 32
+        assert min(counts.values()) >= 4, counts
+    finally:
+        for c in conns:
+            c.close()
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)

@@ -1,8 +1,10 @@
-"""``--workers N``: forked processes serving one pre-bound listening socket.
+"""``--workers N``: forked processes serving one port.
 
-The parent loads the model once, binds the port, then forks: each worker inherits the loaded
-model (copy-on-write) and accepts on the shared socket, so start-up costs one model load and
-the kernel spreads connections. The parent only supervises: SIGTERM/SIGINT to it stops every
+The parent loads the model once, reserves the port, then forks: each worker inherits the loaded
+model (copy-on-write), so start-up costs one model load. Each worker listens on its own
+``SO_REUSEPORT`` socket, so the kernel spreads connections evenly; with one shared listening
+socket the first worker to wake accepts every pending connection and a burst of connections
+(a load balancer's pool) lands on one core. The parent only supervises: SIGTERM/SIGINT to it stops every
 worker, a worker that dies is replaced, and a worker whose parent vanished (even by SIGKILL)
 gets SIGTERM from the kernel, so no worker outlives the server.
 """
@@ -31,12 +33,18 @@ def default_workers() -> int:
     return max(1, min(cores, 2))
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
+_REUSEPORT = getattr(socket, "SO_REUSEPORT", None)
+
+
+def bind_socket(host: str, port: int, reuseport: bool = False, listen: bool = True) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuseport:
+        sock.setsockopt(socket.SOL_SOCKET, _REUSEPORT, 1)
     sock.bind((host, port))
-    sock.listen(2048)
+    if listen:
+        sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 
@@ -51,6 +59,8 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _spawn(run_worker: Callable[[socket.socket], None], sock: socket.socket) -> int:
+    """Fork a worker; with a reserved (not listening) ``SO_REUSEPORT`` socket, the worker
+    listens on a socket of its own bound to the same address."""
     parent = os.getpid()
     pid = os.fork()
     if pid:
@@ -61,6 +71,10 @@ def _spawn(run_worker: Callable[[socket.socket], None], sock: socket.socket) -> 
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _die_with_parent(parent)
+        if _is_reservation(sock):
+            host, port = sock.getsockname()[:2]
+            sock.close()
+            sock = bind_socket(host, port, reuseport=True)
         run_worker(sock)
     except BaseException as e:  # a worker must never return into the parent's code
         if not isinstance(e, (KeyboardInterrupt, SystemExit)):
@@ -74,7 +88,10 @@ def _spawn(run_worker: Callable[[socket.socket], None], sock: socket.socket) -> 
 
 def serve_workers(run_worker: Callable[[socket.socket], None], host: str, port: int, workers: int) -> int:
     """Fork ``workers`` processes running ``run_worker(sock)`` and supervise them until signalled."""
-    sock = bind_socket(host, port)
+    if _REUSEPORT is not None and workers > 1:
+        sock = bind_socket(host, port, reuseport=True, listen=False)  # holds the port, takes no connections
+    else:
+        sock = bind_socket(host, port)
     pids: set[int] = set()
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
@@ -96,6 +113,10 @@ def serve_workers(run_worker: Callable[[socket.socket], None], host: str, port: 
         _stop_all(pids)
         sock.close()
     return 0
+
+
+def _is_reservation(sock: socket.socket) -> bool:
+    return not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
 
 
 class _Stop(Exception):
