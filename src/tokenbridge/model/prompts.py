@@ -30,7 +30,7 @@ class PromptMemo:
     (about 40 bytes a token): copying it to a list is ~15x cheaper than unpacking an array.
     """
 
-    def __init__(self, template: str | None, max_bytes: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, template: str | None, max_bytes: int = 8 * 1024 * 1024) -> None:
         self.enabled = template is not None and max_bytes > 0 and not any(g in template for g in _IMPURE)
         self._entries: OrderedDict[bytes, tuple[int, tuple[int, ...]]] = OrderedDict()
         self._bytes = 0
