@@ -60,7 +60,7 @@ class ChoiceParser:
                 if tc.id is None:
                     tc = ToolCallDelta(tc.index, tc.name, tc.arguments, new_tool_call_id())
             calls.append(tc)
-        if calls:
+        if calls or getattr(self.inner.tool, "found_calls", False):
             self.calls = True
         content = d.content
         if self.ws is not None:

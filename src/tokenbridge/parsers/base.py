@@ -132,6 +132,8 @@ class ToolParser:
     #: The content an engine parser reports for text it parsed to nothing under
     #: ``tool_choice="none"`` (null for most, ``""`` for Mistral's).
     empty_content: ClassVar[str | None] = None
+    #: Under ``tool_choice="none"``, a call found (and dropped) still turns blank content null.
+    nulls_blank_content_under_none: ClassVar[bool] = False
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx

@@ -78,7 +78,11 @@ class RequiredToolChoice(ToolParser):
 
 
 class DropToolCalls(ToolParser):
-    """``tool_choice="none"`` on an engine-based family: its content, never its calls."""
+    """``tool_choice="none"`` on an engine-based family: its content, never its calls.
+
+    vLLM still parses; for families whose parser nulls blank content once it has found a call
+    (``nulls_blank_content_under_none``), ``found_calls`` tells the choice parser to do so.
+    """
 
     engine_based = True
 
@@ -86,12 +90,18 @@ class DropToolCalls(ToolParser):
         super().__init__(inner.ctx)
         self.inner = inner
         self.blank_content_is_null = inner.blank_content_is_null
+        self.found_calls = False
+
+    def _content(self, d: Delta) -> Delta:
+        if d.tool_calls and self.inner.nulls_blank_content_under_none:
+            self.found_calls = True
+        return Delta(content=d.content)
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
-        return Delta(content=self.inner.feed(text, token_ids).content)
+        return self._content(self.inner.feed(text, token_ids))
 
     def finish(self) -> Delta:
-        return Delta(content=self.inner.finish().content)
+        return self._content(self.inner.finish())
 
     def snapshot(self):
         return self.inner.snapshot()

@@ -12,6 +12,19 @@ from tokenbridge.protocol.openai import ChatCompletionRequest, CompletionRequest
 TokenId = Annotated[int, msgspec.Meta(ge=0)]
 
 
+class _RequestId(msgspec.Struct, kw_only=True):
+    """``request_id`` may be left out (an id is made up) but not null, as in vLLM's schema.
+
+    Decoded as ``str | UNSET`` so an explicit null fails validation, then read as ``str | None``.
+    """
+
+    request_id: Union[str, msgspec.UnsetType] = msgspec.UNSET
+
+    def __post_init__(self) -> None:
+        if self.request_id is msgspec.UNSET:
+            self.request_id = None
+
+
 class TopLogprob(msgspec.Struct):
     token_id: int
     logprob: float
@@ -39,9 +52,8 @@ class GenerateChoice(msgspec.Struct, kw_only=True):
     weight_versions: Any = None
 
 
-class GenerateResponse(msgspec.Struct, kw_only=True):
+class GenerateResponse(_RequestId, kw_only=True):
     choices: list[GenerateChoice]
-    request_id: str | None = None
     output_mode: str = "tokens"
     model: str | None = None
     created: int | None = None
@@ -59,11 +71,10 @@ class GenerateUsage(msgspec.Struct, kw_only=True):
     total_tokens: int | None = None
 
 
-class GenerateChunk(msgspec.Struct, kw_only=True):
+class GenerateChunk(_RequestId, kw_only=True):
     """One streamed engine chunk: like ``GenerateResponse`` but ``finish_reason`` defaults to null."""
 
-    choices: list["GenerateChunkChoice"] = []
-    request_id: str | None = None
+    choices: list["GenerateChunkChoice"]
     output_mode: str = "tokens"
     usage: GenerateUsage | None = None
     prompt_token_ids: list[int] | None = None

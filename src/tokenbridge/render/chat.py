@@ -184,7 +184,8 @@ def render_prompt_ids(
         )
     try:
         return model.tokenizer.render_chat(
-            messages, tools, kwargs["add_generation_prompt"], kwargs["continue_final_message"]
+            conv.with_object_tool_arguments(messages), tools,
+            kwargs["add_generation_prompt"], kwargs["continue_final_message"],
         )
     except ValueError as e:
         raise bad_request(str(e)) from e

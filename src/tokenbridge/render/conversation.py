@@ -92,6 +92,16 @@ def _tool_calls(calls: list) -> list[dict]:
     return out
 
 
+def with_object_tool_arguments(messages: list[dict]) -> list[dict]:
+    """The messages with every assistant tool call's arguments as an object, as vLLM hands
+    them to tokenizers that render chats themselves (mistral-common)."""
+    out = []
+    for m in messages:
+        calls = m.get("tool_calls") if isinstance(m, dict) and m.get("role") == "assistant" else None
+        out.append({**m, "tool_calls": _tool_calls(calls)} if isinstance(calls, list) and calls else m)
+    return out
+
+
 def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
     """The conversation the template sees, built field by field as vLLM's
     ``parse_chat_message_content`` builds it: null content is empty, text parts are joined
@@ -140,12 +150,22 @@ def check_tool_call_arguments(messages: list[dict], full: bool = True) -> None:
         if full and isinstance(m, dict) and isinstance(m.get("content"), list):
             _check_parts(m["content"])
         calls = m.get("tool_calls") if isinstance(m, dict) else None
+        if full and isinstance(calls, (str, dict)) and calls:
+            calls = list(calls)  # pydantic iterates them: characters, keys
         if not isinstance(calls, list):
             continue
         for i, call in enumerate(calls):
+            loc = f"body.{i}.ChatCompletionMessageFunctionToolCallParam"
+            if full and not isinstance(call, dict):
+                raise validation_error(loc, "dict_type", "Input should be a valid dictionary")
+            if full and isinstance(call.get("type"), str) and call["type"] not in ("function", "custom"):
+                raise validation_error(f"{loc}.type", "literal_error", "Input should be 'function'")
+            if full and call.get("type") == "custom" and not isinstance(call.get("custom"), dict):
+                raise validation_error(
+                    f"body.{i}.ChatCompletionMessageCustomToolCallParam.custom", "missing", "Field required"
+                )
             if not isinstance(call, dict) or call.get("type") == "custom":
                 continue
-            loc = f"body.{i}.ChatCompletionMessageFunctionToolCallParam"
             fn = call.get("function")
             if not full:  # converted bodies: only the arguments type is checked
                 if isinstance(fn, dict) and "arguments" in fn and not isinstance(fn["arguments"], str):

@@ -58,7 +58,7 @@ class Request:
         """The body as ``typ`` with pydantic-lax coercions; 404 for a model not served."""
         obj = lax.convert(self.json() if obj is None else obj, typ)
         name = getattr(obj, "model", None)
-        if name is not None and name not in self.model.served_names:
+        if name and name not in self.model.served_names:  # "" is no model named, as in vLLM
             raise not_found_model(name, self.model.served_names)
         return obj
 

@@ -66,9 +66,10 @@ def check_mm_kwargs(obj: dict) -> None:
             )
 
 
-def check_messages(obj: dict) -> None:
+def check_messages(obj: dict, parts: bool = True) -> None:
     """``messages`` is iterated before validation (a TypeError there is a 400 BadRequestError),
-    then each message must fit one of vLLM's message types."""
+    then each message must fit one of vLLM's message types. A dict ``content`` is an iterable
+    of parts (its keys) to pydantic; the parts are only looked at when rendering (``parts``)."""
     messages = obj.get("messages")
     if not isinstance(messages, list):
         return
@@ -79,11 +80,12 @@ def check_messages(obj: dict) -> None:
         if not isinstance(m.get("role"), str):
             raise validation_error(f"{loc}.role", "string_type", "Input should be a valid string")
         content = m.get("content")
-        if "content" in m and not isinstance(content, (str, list)) and content is not None:
+        iterable = (str, list) if m["role"] == "tool" else (str, list, dict)  # a tool's content is a list
+        if "content" in m and not isinstance(content, iterable) and content is not None:
             raise validation_error(f"{loc}.content", "string_type", "Input should be a valid string")
         if content is None and "content" in m and m["role"] not in ("assistant", "function"):
             raise validation_error(f"{loc}.content", "string_type", "Input should be a valid string")
-        if isinstance(content, list):
+        if parts and isinstance(content, (list, dict)):
             for part in content:
                 if not isinstance(part, (dict, str)):
                     raise ApiError("Input should be a valid dictionary")
@@ -144,8 +146,8 @@ def derender_body(obj, oneshot_key: str):
 
 def chat_derender(r):
     obj = derender_body(r.json(), "generate_response")
-    if isinstance(obj, dict):
-        check_chat_body(obj.get("chat_request"))
+    if isinstance(obj, dict):  # derender never reads message content
+        early.check_chat(obj.get("chat_request"), lambda body: check_messages(body, parts=False))
     req = r.decode(DerenderChatRequest, obj)
     return chat_derender_stage.handle(r.model, r.cfg, req)
 
@@ -188,7 +190,14 @@ def tokenize(r):
     check_mm_kwargs(obj)
     tok = r.model.tokenizer
     if req.messages is not None:
-        check_tool_call_arguments(req.messages)
+        for i, m in enumerate(req.messages):  # not iterable: the request fits no tokenize schema
+            calls = m.get("tool_calls") if isinstance(m, dict) else None
+            if calls is not None and not isinstance(calls, (list, str, dict)):
+                raise validation_error(f"body.messages.{i}.tool_calls", "list_type", "Input should be a valid list")
+        try:
+            check_tool_call_arguments(req.messages)
+        except ApiError as e:  # here vLLM validates inside the handler: a BadRequestError
+            raise ApiError(e.message) from None
         if req.add_generation_prompt and req.continue_final_message:
             raise ApiError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
         if is_harmony_model(r.model.config):  # vLLM renders gpt-oss chats as on the chat route
@@ -222,8 +231,17 @@ def tokenize_response(r, req, ids: list[int]) -> dict:
     }
 
 
+_INT64_MAX = 2**63 - 1
+_UINT32_MAX = 2**32 - 1
+
+
 def detokenize(r):
     req = r.decode(DetokenizeRequest)
+    for i, t in enumerate(req.tokens):  # vLLM's schema caps ids at int64; its decoder at uint32
+        if t > _INT64_MAX:
+            raise validation_error(f"body.tokens.{i}", "less_than_equal", f"Input should be less than or equal to {_INT64_MAX}")
+        if t > _UINT32_MAX:
+            raise ApiError("number too large to fit in target type")
     tok = r.model.tokenizer
     if getattr(tok, "is_tekken", None) is False and any(t >= tok.vocab_size for t in req.tokens):
         # mistral mode on SentencePiece: vLLM's decode raises from sentencepiece (a 500)

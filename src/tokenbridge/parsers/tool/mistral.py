@@ -166,6 +166,7 @@ class MistralToolParser(HeldCallsParser):
     supports_required_and_named: ClassVar[bool] = False
     engine_based: ClassVar[bool] = True
     empty_content: ClassVar[str | None] = ""
+    nulls_blank_content_under_none: ClassVar[bool] = True
 
     def call_id(self, index: int) -> str | None:
         return mistral_call_id()
