@@ -17,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import replay
+
 TIMEOUT = 10
 M = "Qwen/Qwen3-8B"
 PIDS = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
@@ -249,3 +251,16 @@ def test_same_error_as_vllm(port):
         if got != (case["status"], case["type"], case["code"]):
             diffs.append(f"{case['route']} {case['note']}: {got} != vLLM {case['status'], case['type'], case['code']}")
     assert not diffs, "\n".join(diffs[:30])
+
+
+EDGE = json.loads((Path(__file__).parent / "data" / "edge_input_vllm.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", EDGE, ids=[f"{c['request']['path']} {c['note']}" for c in EDGE])
+def test_edge_input_gets_vllms_answer(servers, case):
+    """Inputs at the schema's edges (recorded from vLLM 0.33): an empty model name, null or
+    missing engine request ids, ids past int64/uint32, malformed assistant tool calls, dict
+    message content; vLLM accepts some and rejects others, and so must we."""
+    req = case["request"]
+    status, body = replay.http(servers.port("qwen3"), "POST", req["path"], req["body"])
+    assert replay.compare_response(case["response"], status, body) is None
