@@ -1,7 +1,9 @@
-"""``--tokenizer-mode mistral``: the mistral-common tokenizer and chat rendering, in process."""
+"""``--tokenizer-mode mistral``: the mistral-common tokenizer and chat rendering, in process,
+and recorded vLLM answers at the mode's edges, through real servers."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ pytest.importorskip("mistral_common")
 
 from tokenbridge.derender.detokenizer import Detokenizer  # noqa: E402
 from tokenbridge.model.mistral import MistralTokenizer, shorten_tool_call_ids  # noqa: E402
+from tests.conftest import replay  # noqa: E402
 
 MODELS = Path("/work/shared/models")
 TOOLS = [
@@ -113,3 +116,16 @@ def test_tekken_partial_utf8_pieces_join(tekken):
     assert all(isinstance(t, str) for t in tokens)
     assert tekken.tokens_to_string(tokens) == "🚀"
     assert tekken.decode(ids) == "🚀"
+
+
+EDGES = json.loads((Path(__file__).parent / "data" / "mistral_edges_vllm.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", EDGES, ids=[f"{c['profile']} {c['note']}" for c in EDGES])
+def test_mistral_edges_get_vllms_answer(servers, case):
+    """Recorded from vLLM 0.33: tool-call arguments that are not a JSON object render as ``{}``;
+    a ``[TOOL_CALLS]`` output leaves null content beside the call, even where the call is
+    dropped (no tools, ``tool_choice="none"``)."""
+    req = case["request"]
+    status, body = replay.http(servers.port(case["profile"]), "POST", req["path"], req["body"])
+    assert replay.compare_response(case["response"], status, body) is None
