@@ -107,7 +107,7 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
     completion_tokens = sum(len(c.token_ids or ()) for c in gen.choices)
     prompt_tokens = req.prompt_tokens or 0
     return {
-        "id": gen.request_id if gen.request_id is not None else _random_uuid(),
+        "id": gen.request_id,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": req.model or model.served_names[0],
@@ -123,8 +123,3 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
         "metrics": gen.metrics,
     }
 
-
-def _random_uuid() -> str:
-    import secrets
-
-    return secrets.token_hex(16)

@@ -8,6 +8,7 @@ from tokenbridge.config import ServeConfig
 from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens, usage
 from tokenbridge.derender.logprobs import completion_logprobs, completion_top_limit
 from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol import lax
 from tokenbridge.protocol.engine import DerenderCompletionRequest
 from tokenbridge.protocol.errors import ApiError, validation_error
 
@@ -36,8 +37,11 @@ def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderComp
     if prompt_ids is not None:
         if len(prompt_ids) != n:
             raise _length_error("prompt_token_ids", len(prompt_ids), n)
-        if not all(p is None or (isinstance(p, list) and all(type(i) is int and i >= 0 for i in p)) for p in prompt_ids):
+        if not all(p is None or isinstance(p, list) for p in prompt_ids):
             raise validation_error("body.DerenderCompletionRequest.prompt_token_ids", "list_type", "Input should be a list of non-negative token ids")
+        prompt_ids = [
+            None if p is None else lax.token_ids(p, f"body.prompt_token_ids.{i}") for i, p in enumerate(prompt_ids)
+        ]
     for r in responses:
         check_choices(model, cfg, r.choices)
     creq = req.completion_request

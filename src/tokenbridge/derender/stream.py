@@ -8,7 +8,6 @@ A chunk holds at most one choice; for n>1 the client keeps one state per choice 
 
 from __future__ import annotations
 
-import secrets
 import time
 from typing import Any
 
@@ -29,6 +28,7 @@ from tokenbridge.derender.state import StreamState, VllmStreamState
 from tokenbridge.derender.stops import drop_stop_token
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers.base import Delta, ToolCallDelta
+from tokenbridge.protocol import lax
 from tokenbridge.protocol.engine import (
     DerenderChatRequest,
     DerenderCompletionRequest,
@@ -106,10 +106,6 @@ def _usage(chunk: GenerateChunk, prompt_tokens: int | None) -> dict | None:
     }
 
 
-def _chunk_id(chunk: GenerateChunk) -> str:
-    return chunk.request_id if chunk.request_id is not None else secrets.token_hex(16)
-
-
 def _chunk_body(
     object_type: str,
     model: ModelContext,
@@ -120,7 +116,7 @@ def _chunk_body(
 ) -> dict:
     """A streamed chunk in vLLM's key order; ``fields`` are the endpoint's own, before ``metrics``."""
     return {
-        "id": _chunk_id(chunk),
+        "id": chunk.request_id,
         "object": object_type,
         "created": int(time.time()),
         "model": req.model or model.served_names[0],
@@ -341,8 +337,8 @@ def completion_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderComplet
     if creq is not None and creq.stop:
         raise bad_request(STOP_STRINGS_ERROR)
     prompt_ids = req.prompt_token_ids
-    if prompt_ids is not None and any(not isinstance(x, int) for x in prompt_ids):
-        raise validation_error(f"{_COMPLETION_LOC}.prompt_token_ids.0", "int_type", "Input should be a valid integer")
+    if prompt_ids is not None:
+        prompt_ids = lax.token_ids(prompt_ids, "body.prompt_token_ids")
     if isinstance(req.prompt_tokens, list):
         raise validation_error(f"{_COMPLETION_LOC}.prompt_tokens", "int_type", "Input should be a valid integer")
     check_prompt_ids(model, prompt_ids)

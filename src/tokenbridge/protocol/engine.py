@@ -3,6 +3,7 @@ derender request bodies that carry it (vLLM's ``GenerateTokensResponse`` family)
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated, Any, Union
 
 import msgspec
@@ -13,16 +14,17 @@ TokenId = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class _RequestId(msgspec.Struct, kw_only=True):
-    """``request_id`` may be left out (an id is made up) but not null, as in vLLM's schema.
+    """``request_id`` may be left out but not null, as in vLLM's schema; a missing one is
+    made up like vLLM's ``random_uuid()`` (16 hex digits).
 
-    Decoded as ``str | UNSET`` so an explicit null fails validation, then read as ``str | None``.
+    Decoded as ``str | UNSET`` so an explicit null fails validation.
     """
 
     request_id: Union[str, msgspec.UnsetType] = msgspec.UNSET
 
     def __post_init__(self) -> None:
         if self.request_id is msgspec.UNSET:
-            self.request_id = None
+            self.request_id = secrets.token_hex(8)
 
 
 class TopLogprob(msgspec.Struct):

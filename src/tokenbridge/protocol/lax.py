@@ -83,7 +83,7 @@ def coerce(value: Any, t: mi.Type, loc: str) -> Any:
         rest = [u for u in t.types if not isinstance(u, mi.NoneType)]
         if len(rest) == 1:
             return coerce(value, rest[0], loc)
-        return value
+        return _coerce_union(value, rest, loc)
     if isinstance(t, mi.IntType):
         return _to_int(value, loc)
     if isinstance(t, mi.FloatType):
@@ -99,6 +99,35 @@ def coerce(value: Any, t: mi.Type, loc: str) -> Any:
                 out[f.encode_name] = coerce(out[f.encode_name], f.type, f"{loc}.{f.encode_name}")
         return out
     return value
+
+
+def _coerce_union(value: Any, types: list[mi.Type], loc: str) -> Any:
+    """pydantic's smart union, for the unions in our schemas: an exact type match wins, a list
+    takes the list member, and a bool or whole float fits an ``int`` member when nothing
+    else does (``stop_reason: int | str``, ``prompt_tokens: list[int] | int``)."""
+    kinds = {type(u) for u in types}
+    if isinstance(value, list):
+        member = next((u for u in types if isinstance(u, mi.ListType)), None)
+        return coerce(value, member, loc) if member is not None else value
+    if mi.IntType in kinds:
+        if type(value) is bool and mi.BoolType not in kinds:
+            return int(value)
+        if type(value) is float and mi.FloatType not in kinds and math.isfinite(value) and value.is_integer():
+            return int(value)
+    return value
+
+
+def token_ids(values: list, loc: str) -> list[int]:
+    """A list of non-negative token ids, each coerced as pydantic's lax ``int``."""
+    out = []
+    for i, v in enumerate(values):
+        n = _to_int(v, f"{loc}.{i}")
+        if type(n) is not int:
+            raise validation_error(f"{loc}.{i}", "int_type", "Input should be a valid integer")
+        if n < 0:
+            raise validation_error(f"{loc}.{i}", "greater_than_equal", "Input should be greater than or equal to 0")
+        out.append(n)
+    return out
 
 
 def _to_int(v: Any, loc: str) -> Any:
@@ -151,4 +180,4 @@ def _to_bool(v: Any, loc: str) -> Any:
     raise validation_error(loc, "bool_parsing", "Input should be a valid boolean, unable to interpret input")
 
 
-__all__ = ["ApiError", "coerce", "convert", "decode", "parse_json"]
+__all__ = ["ApiError", "coerce", "convert", "decode", "parse_json", "token_ids"]

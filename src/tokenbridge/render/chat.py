@@ -184,7 +184,7 @@ def render_prompt_ids(
         )
     try:
         return model.tokenizer.render_chat(
-            conv.with_object_tool_arguments(messages), tools,
+            conv.as_parsed_by_vllm(messages), tools,
             kwargs["add_generation_prompt"], kwargs["continue_final_message"],
         )
     except ValueError as e:

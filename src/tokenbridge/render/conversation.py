@@ -92,13 +92,21 @@ def _tool_calls(calls: list) -> list[dict]:
     return out
 
 
-def with_object_tool_arguments(messages: list[dict]) -> list[dict]:
-    """The messages with every assistant tool call's arguments as an object, as vLLM hands
-    them to tokenizers that render chats themselves (mistral-common)."""
+def as_parsed_by_vllm(messages: list[dict]) -> list[dict]:
+    """The messages as vLLM's chat parsing hands them to tokenizers that render chats
+    themselves (mistral-common): assistant tool-call arguments as objects, and a dict
+    ``content`` as the list of its keys (pydantic iterates it)."""
     out = []
     for m in messages:
-        calls = m.get("tool_calls") if isinstance(m, dict) and m.get("role") == "assistant" else None
-        out.append({**m, "tool_calls": _tool_calls(calls)} if isinstance(calls, list) and calls else m)
+        if not isinstance(m, dict):
+            out.append(m)
+            continue
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        if isinstance(calls, list) and calls:
+            m = {**m, "tool_calls": _tool_calls(calls)}
+        if isinstance(m.get("content"), dict):
+            m = {**m, "content": list(m["content"])}
+        out.append(m)
     return out
 
 
@@ -147,8 +155,8 @@ def check_tool_call_arguments(messages: list[dict], full: bool = True) -> None:
     FunctionToolCallParam``): ``id``, ``type`` and ``function`` with string ``name`` and
     ``arguments`` are all required (custom tool calls are left to the render checks)."""
     for m in messages:
-        if full and isinstance(m, dict) and isinstance(m.get("content"), list):
-            _check_parts(m["content"])
+        if full and isinstance(m, dict) and isinstance(m.get("content"), (list, dict)):
+            _check_parts(list(m["content"]))
         calls = m.get("tool_calls") if isinstance(m, dict) else None
         if full and isinstance(calls, (str, dict)) and calls:
             calls = list(calls)  # pydantic iterates them: characters, keys
