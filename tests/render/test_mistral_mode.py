@@ -124,6 +124,7 @@ EDGES = json.loads((Path(__file__).parent / "data" / "mistral_edges_vllm.json").
 @pytest.mark.parametrize("case", EDGES, ids=[f"{c['profile']} {c['note']}" for c in EDGES])
 def test_mistral_edges_get_vllms_answer(servers, case):
     """Recorded from vLLM 0.33: tool-call arguments that are not a JSON object render as ``{}``;
+    ids past the vocabulary fail to detokenize (a 500, as vLLM);
     a ``[TOOL_CALLS]`` output leaves null content beside the call, even where the call is
     dropped (no tools, ``tool_choice="none"``)."""
     req = case["request"]

@@ -96,6 +96,16 @@ class MistralTokenizer:
 
     # decode ---------------------------------------------------------------------------------
 
+    def undecodable(self, ids: list[int]) -> str | None:
+        """The error vLLM's ``/detokenize`` reports (as a 500) for an id past the vocabulary:
+        SentencePiece's, or Tekken's with the id counted past its special tokens."""
+        bad = next((i for i in ids if i >= self.vocab_size), None)
+        if bad is None:
+            return None
+        if self.is_tekken:
+            return f"'Invalid token for decoding: {bad - self._tok.num_special_tokens}'"
+        return "OUT_OF_RANGE: piece id is out of range."
+
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
         ids = [i for i in ids if 0 <= i < self.vocab_size]
         text = self._tok.decode(ids, self._ignore if skip_special_tokens else self._keep)

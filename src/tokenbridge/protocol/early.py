@@ -55,6 +55,29 @@ def check_response_format(data: dict) -> None:
             "When response_format type is 'json_schema', the 'json_schema' field must be provided.",
             "response_format",
         )
+    if isinstance(rf, dict) and rf.get("type") == "structural_tag" and not _is_structural_tag(rf):
+        raise bad_request("Invalid response_format structural_tag specification.", "response_format")
+
+
+def _is_structural_tag(rf: dict) -> bool:
+    """The shape of one of vLLM's structural-tag formats: ``format`` (any value), or the legacy
+    ``structures`` of ``{begin, schema, end}`` with ``triggers``. (What the grammar engine
+    then rejects inside a well-shaped tag is not checked here.)"""
+    if "format" in rf:
+        return True
+    structures, triggers = rf.get("structures"), rf.get("triggers")
+    return (
+        isinstance(structures, list)
+        and isinstance(triggers, list)
+        and all(isinstance(t, str) for t in triggers)
+        and all(
+            isinstance(st, dict)
+            and isinstance(st.get("begin"), str)
+            and isinstance(st.get("end"), str)
+            and isinstance(st.get("schema"), (dict, type(None)))
+            for st in structures
+        )
+    )
 
 
 def check_stream_options(data: dict) -> None:
@@ -184,6 +207,43 @@ def check_repetition_detection(data: dict) -> None:
             "to detect repetitive patterns, set max_pattern_size to 0."
         )
     data["repetition_detection"] = vals
+
+
+_INT64 = 2**63
+_RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "structural_tag")
+
+
+def check_schema_fields(data: dict, chat: bool) -> None:
+    """Field constraints of vLLM's request schema that the msgspec types leave open: at most
+    ``VLLM_MAX_STOP_STRINGS`` stop strings, an int64 ``seed``, a known ``response_format``
+    type, and (chat) tools that define a named function."""
+    stop = data.get("stop")
+    limit = int(os.environ.get("VLLM_MAX_STOP_STRINGS", "4"))
+    if isinstance(stop, list) and len(stop) > limit:
+        raise validation_error(
+            "body.stop.list[str]", "too_long", f"List should have at most {limit} items after validation, not {len(stop)}"
+        )
+    seed = data.get("seed")
+    if type(seed) is int and not -_INT64 <= seed < _INT64:
+        kind, bound = ("less_than_equal", _INT64 - 1) if seed > 0 else ("greater_than_equal", -_INT64)
+        raise validation_error("body.seed", kind, f"Input should be {kind.replace('_', ' ')} to {bound}")
+    rf = data.get("response_format")
+    if isinstance(rf, dict) and rf.get("type") not in _RESPONSE_FORMAT_TYPES:
+        raise validation_error("body.response_format.ResponseFormat.type", "literal_error",
+                               "Input should be 'text', 'json_object' or 'json_schema'")
+    tools = data.get("tools") if chat else None
+    for i, tool in enumerate(tools if isinstance(tools, list) else ()):
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type", "function") != "function":
+            raise validation_error(f"body.tools.{i}.type", "literal_error", "Input should be 'function'")
+        fn = tool.get("function")
+        if not isinstance(fn, dict):
+            raise validation_error(f"body.tools.{i}.function", "missing" if fn is None else "model_type",
+                                   "Field required" if fn is None else "Input should be a valid dictionary")
+        if not isinstance(fn.get("name"), str):
+            raise validation_error(f"body.tools.{i}.function.name", "missing" if "name" not in fn else "string_type",
+                                   "Field required" if "name" not in fn else "Input should be a valid string")
 
 
 def check_fields(data: dict, field_check: Callable[[dict], None] | None = None) -> None:

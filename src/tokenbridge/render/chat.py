@@ -321,7 +321,7 @@ def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_
         output_kind=1 if req.stream else 2,
         skip_clone=True,
         structured_outputs=sampling.structured_outputs(req.response_format, req.structured_outputs),
-        logit_bias={k: float(v) for k, v in req.logit_bias.items()} if req.logit_bias else None,
+        logit_bias=sampling.logit_bias(req.logit_bias),
         allowed_token_ids=req.allowed_token_ids,
         extra_args=req.vllm_xargs,
         bad_words=list(req.bad_words or []),

@@ -176,6 +176,24 @@ _STRUCTURED_DEFAULTS = {
 _CONSTRAINT_KINDS = ("json", "regex", "choice", "grammar", "json_object", "structural_tag")
 
 
+def logit_bias(bias: dict[str, float] | None) -> dict[int, float] | None:
+    """``SamplingParams.from_optional``: keys become token ids, biases are clamped to ±100."""
+    if bias is None:
+        return None
+    out: dict[int, float] = {}
+    invalid = []
+    for key, value in bias.items():
+        try:
+            out[int(key)] = min(100.0, max(-100.0, float(value)))
+        except (ValueError, TypeError):
+            invalid.append(key)
+    if invalid:
+        raise bad_request(
+            f"logit_bias contains key(s) that cannot be converted to integer token IDs: {invalid!r}", "logit_bias"
+        )
+    return out
+
+
 def structured_outputs(response_format: dict | None, structured: dict | None) -> dict | None:
     """``structured_outputs`` with ``response_format`` applied over it, as vLLM merges them;
     more than one kind of constraint is vLLM's 400."""

@@ -70,6 +70,7 @@ def check_messages(obj: dict, parts: bool = True) -> None:
     """``messages`` is iterated before validation (a TypeError there is a 400 BadRequestError),
     then each message must fit one of vLLM's message types. A dict ``content`` is an iterable
     of parts (its keys) to pydantic; the parts are only looked at when rendering (``parts``)."""
+    early.check_schema_fields(obj, chat=True)
     messages = obj.get("messages")
     if not isinstance(messages, list):
         return
@@ -103,6 +104,7 @@ def check_completion_body(obj):
 
 
 def check_completion_fields(obj: dict) -> None:
+    early.check_schema_fields(obj, chat=False)
     completion_prompts(obj.get("prompt"))
     embeds = obj.get("prompt_embeds")
     if embeds is not None and not (_is_bytes(embeds) or isinstance(embeds, list) and all(map(_is_bytes, embeds))):
@@ -237,15 +239,17 @@ _UINT32_MAX = 2**32 - 1
 
 def detokenize(r):
     req = r.decode(DetokenizeRequest)
-    for i, t in enumerate(req.tokens):  # vLLM's schema caps ids at int64; its decoder at uint32
+    for i, t in enumerate(req.tokens):  # vLLM's schema caps ids at int64
         if t > _INT64_MAX:
             raise validation_error(f"body.tokens.{i}", "less_than_equal", f"Input should be less than or equal to {_INT64_MAX}")
-        if t > _UINT32_MAX:
-            raise ApiError("number too large to fit in target type")
     tok = r.model.tokenizer
-    if getattr(tok, "is_tekken", None) is False and any(t >= tok.vocab_size for t in req.tokens):
-        # mistral mode on SentencePiece: vLLM's decode raises from sentencepiece (a 500)
-        raise ApiError("OUT_OF_RANGE: piece id is out of range.", 500, "InternalServerError")
+    undecodable = getattr(tok, "undecodable", None)
+    if undecodable is not None:  # mistral mode: vLLM's decoder raises past the vocabulary (a 500)
+        message = undecodable(req.tokens)
+        if message is not None:
+            raise ApiError(message, 500, "InternalServerError")
+    elif any(t > _UINT32_MAX for t in req.tokens):  # tokenizers takes uint32 ids
+        raise ApiError("number too large to fit in target type")
     return {"prompt": tok.decode(req.tokens, skip_special_tokens=False)}
 
 
