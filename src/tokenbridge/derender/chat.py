@@ -96,7 +96,7 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
             {
                 "index": c.index,
                 "message": message,
-                "logprobs": lp if chat_req is not None and chat_req.logprobs else None,
+                "logprobs": lp,  # vLLM shows the engine's logprobs even unasked
                 "finish_reason": finish_reason(c.finish_reason, tool_choice, bool(calls)),
                 "stop_reason": stop_reason,
                 "token_ids": list(c.token_ids) if return_ids else None,

@@ -59,7 +59,7 @@ def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderComp
         for c in r.choices:
             text, stop_reason = decode_choice(model, c, creq, seed, skip_special)
             lp = None
-            if c.logprobs is not None and creq is not None and creq.logprobs is not None:
+            if c.logprobs is not None:  # vLLM shows the engine's logprobs even unasked
                 lp, _, _ = completion_logprobs(tok, c.logprobs, top_limit, [], 0)
             completion_tokens += len(c.token_ids or ())
             choices.append(
@@ -71,7 +71,7 @@ def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderComp
                     "stop_reason": stop_reason,
                     "token_ids": list(c.token_ids) if return_ids else None,
                     "prompt_logprobs": r.prompt_logprobs,
-                    "prompt_token_ids": seed if return_ids else None,
+                    "prompt_token_ids": r.prompt_token_ids if return_ids else None,
                     "routed_experts": None,
                     "weight_versions": None,
                 }
