@@ -261,8 +261,7 @@ def test_edge_input_gets_vllms_answer(servers, case):
     """Inputs at the schema's edges (recorded from vLLM 0.33): an empty model name, null or
     missing engine request ids, ids past int64/uint32, malformed assistant tool calls, dict
     message content, lax numbers in derender bodies, engine logprobs the request did not ask
-    for; vLLM accepts some and rejects others,
-    and so must we."""
+    for; vLLM accepts some and rejects others, and so must we."""
     req = case["request"]
     status, body = replay.http(servers.port(case.get("profile", "qwen3")), "POST", req["path"], req["body"])
     assert replay.compare_response(case["response"], status, body) is None
