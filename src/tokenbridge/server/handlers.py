@@ -19,6 +19,7 @@ from tokenbridge.protocol.openai import (
     TokenizeRequest,
 )
 from tokenbridge.protocol.responses import ResponsesRequest
+from tokenbridge.protocol.responses import check_shapes as check_response_shapes
 from tokenbridge.render.anthropic import render_messages
 from tokenbridge.render.chat import chat_prompt_ids, render_chat, render_prompt_ids, template_kwargs
 from tokenbridge.render.completion import render_completion
@@ -45,7 +46,9 @@ def messages_render(r):
 
 def responses_render(r):
     # vLLM ignores X-Request-Id here: the id is the body's request_id or a fresh resp_ one.
-    return render_responses(r.model, r.cfg, r.decode(ResponsesRequest))
+    obj = r.json()
+    check_response_shapes(obj)
+    return render_responses(r.model, r.cfg, r.decode(ResponsesRequest, obj))
 
 
 def check_chat_body(obj):
