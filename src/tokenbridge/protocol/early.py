@@ -213,10 +213,10 @@ _INT64 = 2**63
 _RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "structural_tag")
 
 
-def check_schema_fields(data: dict, chat: bool) -> None:
-    """Field constraints of vLLM's request schema that the msgspec types leave open: at most
-    ``VLLM_MAX_STOP_STRINGS`` stop strings, an int64 ``seed``, a known ``response_format``
-    type, and (chat) tools that define a named function."""
+def check_sampling_fields(data: dict) -> None:
+    """Sampling-field constraints of vLLM's request schemas that the msgspec types leave open:
+    at most ``VLLM_MAX_STOP_STRINGS`` stop strings, an int64 ``seed``, a known
+    ``response_format`` type."""
     stop = data.get("stop")
     limit = int(os.environ.get("VLLM_MAX_STOP_STRINGS", "4"))
     if isinstance(stop, list) and len(stop) > limit:
@@ -231,7 +231,11 @@ def check_schema_fields(data: dict, chat: bool) -> None:
     if isinstance(rf, dict) and rf.get("type") not in _RESPONSE_FORMAT_TYPES:
         raise validation_error("body.response_format.ResponseFormat.type", "literal_error",
                                "Input should be 'text', 'json_object' or 'json_schema'")
-    tools = data.get("tools") if chat else None
+
+
+def check_tool_definitions(data: dict) -> None:
+    """Chat ``tools``: each a ``function`` tool whose function has a string ``name``."""
+    tools = data.get("tools")
     for i, tool in enumerate(tools if isinstance(tools, list) else ()):
         if not isinstance(tool, dict):
             continue

@@ -53,7 +53,12 @@ def responses_render(r):
 
 def check_chat_body(obj):
     """vLLM's chat before-validators, then the ``messages`` union and the raising fields."""
-    return early.check_chat(obj, check_messages)
+    return early.check_chat(obj, check_chat_fields)
+
+
+def check_chat_fields(obj: dict, parts: bool = True) -> None:
+    early.check_sampling_fields(obj)
+    check_messages(obj, parts)
 
 
 def check_mm_kwargs(obj: dict) -> None:
@@ -73,7 +78,7 @@ def check_messages(obj: dict, parts: bool = True) -> None:
     """``messages`` is iterated before validation (a TypeError there is a 400 BadRequestError),
     then each message must fit one of vLLM's message types. A dict ``content`` is an iterable
     of parts (its keys) to pydantic; the parts are only looked at when rendering (``parts``)."""
-    early.check_schema_fields(obj, chat=True)
+    early.check_tool_definitions(obj)
     messages = obj.get("messages")
     if not isinstance(messages, list):
         return
@@ -89,6 +94,9 @@ def check_messages(obj: dict, parts: bool = True) -> None:
             raise validation_error(f"{loc}.content", "string_type", "Input should be a valid string")
         if content is None and "content" in m and m["role"] not in ("assistant", "function"):
             raise validation_error(f"{loc}.content", "string_type", "Input should be a valid string")
+        if content is None and "content" in m and "tool_calls" in m and m["tool_calls"] is None:
+            # null content needs the assistant schema, whose tool_calls cannot be null
+            raise validation_error(f"{loc}.tool_calls", "iterable_type", "Input should be iterable")
         if parts and isinstance(content, (list, dict)):
             for part in content:
                 if not isinstance(part, (dict, str)):
@@ -107,7 +115,7 @@ def check_completion_body(obj):
 
 
 def check_completion_fields(obj: dict) -> None:
-    early.check_schema_fields(obj, chat=False)
+    early.check_sampling_fields(obj)
     completion_prompts(obj.get("prompt"))
     embeds = obj.get("prompt_embeds")
     if embeds is not None and not (_is_bytes(embeds) or isinstance(embeds, list) and all(map(_is_bytes, embeds))):
@@ -152,7 +160,7 @@ def derender_body(obj, oneshot_key: str):
 def chat_derender(r):
     obj = derender_body(r.json(), "generate_response")
     if isinstance(obj, dict):  # derender never reads message content
-        early.check_chat(obj.get("chat_request"), lambda body: check_messages(body, parts=False))
+        early.check_chat(obj.get("chat_request"), lambda body: check_chat_fields(body, parts=False))
     req = r.decode(DerenderChatRequest, obj)
     return chat_derender_stage.handle(r.model, r.cfg, req)
 
@@ -210,6 +218,11 @@ def tokenize(r):
             return tokenize_response(r, req, ids)
         kwargs = template_kwargs(req, r.cfg, req.add_generation_prompt, req.continue_final_message)
         if hasattr(tok, "render_chat"):
+            if any(_lazy_tool_calls(m) for m in req.messages):
+                # vLLM's /tokenize hands mistral-common the still-lazy tool_calls here
+                raise ApiError(
+                    "tool_calls must be a list, got <class 'pydantic_core._pydantic_core.ValidatorIterator'>"
+                )
             ids = render_prompt_ids(r.model, req.messages, req.tools, kwargs)
             return tokenize_response(r, req, ids)
         ids = chat_prompt_ids(
@@ -224,6 +237,14 @@ def tokenize(r):
         raise validation_error("body.prompt", "missing", "Field required")
     ids = tok.encode(text, add_special_tokens=add_special)  # /tokenize has no length limit
     return tokenize_response(r, req, ids)
+
+
+def _lazy_tool_calls(m) -> bool:
+    """An assistant message whose ``tool_calls`` vLLM's mistral /tokenize path leaves
+    unconverted: an empty list, or calls beside an explicit null content."""
+    if not isinstance(m, dict) or m.get("role") != "assistant" or m.get("tool_calls") is None:
+        return False
+    return m["tool_calls"] == [] or ("content" in m and m["content"] is None)
 
 
 def tokenize_response(r, req, ids: list[int]) -> dict:
