@@ -76,7 +76,7 @@ def check_mm_kwargs(obj: dict) -> None:
 
 def check_messages(obj: dict, parts: bool = True) -> None:
     """``messages`` is iterated before validation (a TypeError there is a 400 BadRequestError),
-    then each message must fit one of vLLM's message types. A dict ``content`` is an iterable
+    then ``tools`` and each message must fit vLLM's types. A dict ``content`` is an iterable
     of parts (its keys) to pydantic; the parts are only looked at when rendering (``parts``)."""
     early.check_tool_definitions(obj)
     messages = obj.get("messages")
