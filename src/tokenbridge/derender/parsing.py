@@ -70,7 +70,8 @@ class ChoiceParser:
             else:
                 self.ws, content = pending, ""
                 if final and not self.calls:
-                    content, self.ws = pending, None
+                    # blank text alone is kept, except where a call was forced (vLLM: empty)
+                    content, self.ws = ("" if self.forced else pending), None
         if self.filter is not None:
             content = self.filter.feed(content) + (self.filter.finish() if final else "")
         return Delta(content, d.reasoning, calls)
