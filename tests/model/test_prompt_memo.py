@@ -74,7 +74,7 @@ def test_memo_stays_within_its_byte_budget():
     for i in range(200):
         key = memo.key(([{"role": "user", "content": f"turn {i}"}], None, {}, None, False))
         memo.put(key, 10, list(range(500)))
-    assert memo._bytes <= 100_000
+    assert memo._entries.size <= 100_000
     newest = memo.key(([{"role": "user", "content": "turn 199"}], None, {}, None, False))
     oldest = memo.key(([{"role": "user", "content": "turn 0"}], None, {}, None, False))
     assert memo.get(newest) == (10, list(range(500)))

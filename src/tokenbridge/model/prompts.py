@@ -10,11 +10,11 @@ JSON of those inputs. Like the segment cache it changes speed, never ids.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import msgspec
+
+from tokenbridge.model.lru import BoundedLRU
 
 # Template globals whose value changes between calls with the same inputs.
 _IMPURE = ("strftime_now", "lipsum")
@@ -24,7 +24,7 @@ _TOKEN_BYTES = 40  # an int object and its tuple slot
 
 
 class PromptMemo:
-    """LRU of ``inputs JSON -> (prompt chars, prompt ids)``, bounded by bytes.
+    """``inputs JSON -> (prompt chars, prompt ids)``, an LRU bounded by bytes.
 
     The key is kept whole (no digest), so a hit is an exact match. Ids are kept as a tuple
     (about 40 bytes a token): copying it to a list is ~15x cheaper than unpacking an array.
@@ -32,11 +32,7 @@ class PromptMemo:
 
     def __init__(self, template: str | None, max_bytes: int = 8 * 1024 * 1024) -> None:
         self.enabled = template is not None and max_bytes > 0 and not any(g in template for g in _IMPURE)
-        self._entries: OrderedDict[bytes, tuple[int, tuple[int, ...]]] = OrderedDict()
-        self._bytes = 0
-        self._max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self.hits = 0
+        self._entries: BoundedLRU[bytes, tuple[int, tuple[int, ...]]] = BoundedLRU(max_bytes)
 
     def key(self, inputs: Any) -> bytes | None:
         """The exact key of the template's inputs, or None when they cannot be memoized."""
@@ -48,23 +44,8 @@ class PromptMemo:
             return None
 
     def get(self, key: bytes) -> tuple[int, list[int]] | None:
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is None:
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-        return hit[0], list(hit[1])
+        hit = self._entries.get(key)
+        return None if hit is None else (hit[0], list(hit[1]))
 
     def put(self, key: bytes, chars: int, ids: list[int]) -> None:
-        size = len(key) + _TOKEN_BYTES * len(ids)
-        if size > self._max_bytes // 4:
-            return
-        with self._lock:
-            if key in self._entries:
-                return
-            self._entries[key] = (chars, tuple(ids))
-            self._bytes += size
-            while self._bytes > self._max_bytes:
-                old, (_, old_ids) = self._entries.popitem(last=False)
-                self._bytes -= len(old) + _TOKEN_BYTES * len(old_ids)
+        self._entries.put_many([(key, (chars, tuple(ids)), len(key) + _TOKEN_BYTES * len(ids))])

@@ -11,10 +11,10 @@ word boundaries; added tokens matched after normalization stay inside pieces).
 from __future__ import annotations
 
 import re
-import threading
 from array import array
-from collections import OrderedDict
 from typing import Callable, Sequence
+
+from tokenbridge.model.lru import BoundedLRU
 
 
 class SegmentCache:
@@ -36,12 +36,7 @@ class SegmentCache:
         self._split = re.compile("|".join(map(re.escape, literals))) if literals else None
         self._encode_pieces = encode_pieces
         # Ids are kept as 4-byte arrays: a list of int objects would cost ~9x the memory.
-        self._cache: OrderedDict[str, array] = OrderedDict()
-        self._chars = 0
-        self._max_chars = max_chars
-        self._max_pieces = max_pieces
-        self._lock = threading.Lock()
-        self.hits = 0
+        self._cache: BoundedLRU[str, array] = BoundedLRU(max_chars, max_pieces)
 
     @staticmethod
     def applies_to(spec_added_tokens: list[dict], pre_tokenizer: dict | None) -> bool:
@@ -72,27 +67,13 @@ class SegmentCache:
         return out
 
     def _lookup(self, pieces: list[str]) -> dict[str, Sequence[int]]:
-        found: dict[str, Sequence[int]] = {}
-        with self._lock:
-            for piece in pieces:
-                ids = self._cache.get(piece)
-                if ids is not None:
-                    self._cache.move_to_end(piece)
-                    self.hits += 1
-                    found[piece] = ids
+        found: dict[str, Sequence[int]] = self._cache.get_many(pieces)
         missing = [p for p in dict.fromkeys(pieces) if p not in found]
         if not missing:
             return found
         encoded = self._encode_pieces(missing)
-        with self._lock:
-            for piece, ids in zip(missing, encoded):
-                found[piece] = ids
-                if len(piece) <= self._max_chars // 4 and piece not in self._cache:
-                    self._cache[piece] = array("I", ids)
-                    self._chars += len(piece)
-            while self._chars > self._max_chars or len(self._cache) > self._max_pieces:
-                old, _ = self._cache.popitem(last=False)
-                self._chars -= len(old)
+        found.update(zip(missing, encoded))
+        self._cache.put_many((piece, array("I", ids), len(piece)) for piece, ids in zip(missing, encoded))
         return found
 
 
