@@ -34,7 +34,7 @@ def forces_tool_calls(choice: Any) -> bool:
 
 
 class ChoiceParser:
-    __slots__ = ("inner", "forced", "parallel", "engine", "ws", "calls", "started_calls", "filter")
+    __slots__ = ("inner", "forced", "parallel", "engine", "dropping", "ws", "calls", "started_calls", "filter")
 
     def __init__(self, inner: OutputParser, forced: bool, parallel: bool, engine: bool = False) -> None:
         self.inner = inner
@@ -42,6 +42,7 @@ class ChoiceParser:
         self.parallel = parallel
         self.engine = engine  # vLLM's engine-based pair: no call found leaves null content
         tool = inner.tool
+        self.dropping = tool if isinstance(tool, DropToolCalls) else None  # calls found but not shown
         # Leading content that is only whitespace so far (None: decided, or never held).
         self.ws = "" if tool is None or tool.blank_content_is_null else None
         self.calls = False  # a tool call was emitted
@@ -60,7 +61,7 @@ class ChoiceParser:
                 if tc.id is None:
                     tc = ToolCallDelta(tc.index, tc.name, tc.arguments, new_tool_call_id())
             calls.append(tc)
-        if calls or getattr(self.inner.tool, "found_calls", False):
+        if calls or (self.dropping is not None and self.dropping.found_calls):
             self.calls = True
         content = d.content
         if self.ws is not None:
@@ -92,8 +93,8 @@ class ChoiceParser:
         # reports its own empty value.
         if self.calls or (tool is not None and tool.null_content):
             content = None
-        elif isinstance(tool, DropToolCalls):
-            content = tool.inner.empty_content
+        elif self.dropping is not None:
+            content = self.dropping.inner.empty_content
         elif self.engine:
             content = None
         if self.forced:

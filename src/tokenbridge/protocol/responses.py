@@ -99,7 +99,7 @@ def check_shapes(obj: Any) -> None:
         loc = "body.text.format"
         if not isinstance(fmt, dict):
             raise validation_error(loc, "dict_type", "Input should be a valid dictionary")
-        if fmt.get("type") not in ("text", "json_object", "json_schema") or isinstance(fmt.get("type"), (list, dict)):
+        if fmt.get("type") not in ("text", "json_object", "json_schema"):
             raise validation_error(f"{loc}.type", "literal_error", "Input should be 'text', 'json_schema' or 'json_object'")
         if fmt["type"] == "json_schema" and not (isinstance(fmt.get("name"), str) and isinstance(fmt.get("schema"), dict)):
             raise validation_error(f"{loc}.ResponseFormatTextJSONSchemaConfigParam", "missing", "Field required")

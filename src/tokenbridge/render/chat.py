@@ -160,17 +160,17 @@ def chat_prompt_ids(
     if truncate is None and request_template is None and kwargs.get("chat_template") is None:
         key = memo.key((messages, tools, kwargs, documents, add_special))
     hit = memo.get(key) if key is not None else None
-    if hit is None:
-        text = render_prompt(model, cfg, messages, tools, kwargs, request_template, documents)
+    if hit is not None:
+        chars, ids = hit
         if check_length:
-            check_prompt_chars(len(text), model, truncate)
-        ids = encode_prompt(model, text, add_special, truncate)
-        if key is not None:
-            memo.put(key, len(text), ids)
+            check_prompt_chars(chars, model, truncate)
         return ids
-    chars, ids = hit
+    text = render_prompt(model, cfg, messages, tools, kwargs, request_template, documents)
     if check_length:
-        check_prompt_chars(chars, model, truncate)
+        check_prompt_chars(len(text), model, truncate)
+    ids = encode_prompt(model, text, add_special, truncate)
+    if key is not None:
+        memo.put(key, len(text), ids)
     return ids
 
 
