@@ -170,6 +170,15 @@ def _dict_or_raw_args(value: Any) -> str:
     raise TypeError("arguments are neither an object nor a string")
 
 
+def _named_calls(data: list) -> list[tuple[str, str]]:
+    """The entries with both ``name`` and ``arguments`` (others skipped); bad arguments raise."""
+    return [
+        (name_of(c), _dict_or_raw_args(c["arguments"]))
+        for c in data
+        if isinstance(c, dict) and "name" in c and "arguments" in c
+    ]
+
+
 GRANITE4_START, GRANITE4_END = "<tool_call>", "</tool_call>"
 _GRANITE4_DELIMS = re.compile(f"{re.escape(GRANITE4_START)}|{re.escape(GRANITE4_END)}")
 
@@ -298,11 +307,7 @@ def extract_hunyuan_a13b(text: str, ctx: ParseContext) -> Extraction:
         if not isinstance(data, list):
             return as_content(text)
         try:
-            calls = [
-                (name_of(c), _dict_or_raw_args(c["arguments"]))
-                for c in data
-                if isinstance(c, dict) and "name" in c and "arguments" in c
-            ]
+            calls = _named_calls(data)
         except Exception:
             return as_content(text)
         if not calls:
@@ -382,11 +387,7 @@ def extract_xlam(text: str, ctx: ParseContext) -> Extraction:
         data = json.loads(raw)
         if not isinstance(data, list):
             return as_content(text)
-        calls = [
-            (name_of(c), _dict_or_raw_args(c["arguments"]))
-            for c in data
-            if isinstance(c, dict) and "name" in c and "arguments" in c
-        ]
+        calls = _named_calls(data)
     except Exception:
         return as_content(text)
     return Extraction(content, calls) if calls else as_content(text)
