@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{kind} parsers:")
             for e in doc[kind]:
                 alias = f" (aliases: {', '.join(e['aliases'])})" if e["aliases"] else ""
-                print(f"  {e['name']}{alias}  [{e['family']}]")
+                print(f"  {e['name']}{alias}  [{e['family']}] {e['module']}")
     return 0
 
 

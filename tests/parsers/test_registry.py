@@ -26,6 +26,32 @@ def test_parsers_json_lists_every_vllm_name():
         assert set(VLLM_NAMES[kind]) <= listed, sorted(set(VLLM_NAMES[kind]) - listed)
 
 
+# SMG 1.13's CLI choices (smg_rs.get_available_*_parsers) whose family tokenbridge has.
+SMG_1_13 = {
+    "tool": ["qwen2.5", "mistral_v13", "deepseek_v4.1", "lfm2.5", "hy4", "dots3", "function_gemma", "ling",
+             "cohere", "deepseek", "deepseek31", "deepseek32", "glm45_moe", "glm47_moe", "kimik2", "qwen_coder"],
+    "reasoning": ["mistral_v13", "deepseek_v4.1", "hy4", "glm4", "ling", "cohere_cmd", "nano_v3", "kimi_k25",
+                  "kimi_thinking", "qwen3_thinking", "deepseek_v31"],
+}
+
+
+def test_smg_names_resolve_to_their_family():
+    assert registry.canonical_tool_name("qwen2.5") == "hermes"
+    assert registry.canonical_tool_name("mistral_v13") == "mistral"
+    assert registry.canonical_reasoning_name("deepseek_v4.1") == "deepseek_v41"
+    for name in SMG_1_13["tool"]:
+        assert registry.get_tool_parser(name) is not None, name
+    for name in SMG_1_13["reasoning"]:
+        assert registry.get_reasoning_parser(name) is not None, name
+
+
+def test_parsers_json_names_each_parser_module():
+    doc = registry.describe()
+    for kind in ("tool", "reasoning"):
+        for e in doc[kind]:
+            assert e["module"].startswith(f"tokenbridge.parsers.{kind}."), e
+
+
 @pytest.mark.parametrize("name", registry.tool_names())
 def test_tool_parser_accepts_plain_text(name):
     ctx = ParseContext(tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}], tool_choice="auto")

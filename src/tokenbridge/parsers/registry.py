@@ -27,6 +27,29 @@ _ALIAS_TOOL: dict[str, str] = {}
 _ALIAS_REASONING: dict[str, str] = {}
 _loaded = False
 
+# Spellings other servers' parser factories accept for a family we have, where the family
+# module does not declare them (SMG 1.13's CLI choices). Names those servers map to a parser
+# we do not have (SMG's ``json``, ``plain``, ``passthrough``, ``base``, ``kimi`` with
+# ``◁think▷`` tokens, ``qwen3_tagged``, ``iquest``, ``sarashina``, ``llama_nemotron``) stay out,
+# as do reasoning spellings of families that have no reasoning parser here (``lfm2.5``, ``xlam``).
+EXTRA_TOOL_ALIASES = {
+    "qwen2.5": "hermes",
+    "mistral_v13": "mistral",
+    "deepseek_v4.1": "deepseek_v41",
+    "lfm2.5": "lfm2",
+    "hy4": "hy_v4",
+    "dots3": "dots",
+    "function_gemma": "functiongemma",
+    "ling": "ling3",
+}
+EXTRA_REASONING_ALIASES = {
+    "mistral_v13": "mistral",
+    "deepseek_v4.1": "deepseek_v41",
+    "hy4": "hy_v4",
+    "glm4": "glm45",
+    "ling": "ling3",
+}
+
 
 def _register(table, alias_table, name, aliases, family):
     def deco(cls):
@@ -63,6 +86,18 @@ def load_all() -> None:
         for mod in pkgutil.iter_modules(pkg.__path__):
             if not mod.name.startswith("_"):
                 importlib.import_module(f"{pkg.__name__}.{mod.name}")
+    for table, alias_table, extra in (
+        (TOOL, _ALIAS_TOOL, EXTRA_TOOL_ALIASES),
+        (REASONING, _ALIAS_REASONING, EXTRA_REASONING_ALIASES),
+    ):
+        for alias, name in extra.items():
+            target = alias_table.get(alias, alias if alias in table else None)
+            if target == name:
+                continue  # the family module declares it already
+            if target is not None or name not in table:
+                raise RuntimeError(f"parser alias {alias!r} -> {name!r} clashes or has no parser")
+            alias_table[alias] = name
+            table[name].aliases.append(alias)
 
 
 def _lookup(table, alias_table, name):
@@ -108,7 +143,7 @@ def describe() -> dict:
 
     def rows(table):
         return [
-            {"name": e.name, "aliases": e.aliases, "family": e.family}
+            {"name": e.name, "aliases": e.aliases, "family": e.family, "module": e.cls.__module__}
             for e in sorted(table.values(), key=lambda e: e.name)
         ]
 
