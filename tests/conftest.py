@@ -12,6 +12,8 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -52,14 +54,21 @@ class Servers:
     def __init__(self) -> None:
         self.running: dict[str, tuple] = {}
         self.log_dir = Path(tempfile.mkdtemp(prefix="tokenbridge-test-"))
+        self._locks: dict[str, threading.Lock] = {p: threading.Lock() for p in PROFILES}
 
     def port(self, profile: str) -> int:
-        if profile not in self.running:
-            use_ft = shutil.which("faketime") is not None
-            self.running[profile] = replay.start_server(
-                SERVER_CMD, PROFILES[profile], SHARED, use_ft, self.log_dir
-            )
+        with self._locks[profile]:
+            if profile not in self.running:
+                use_ft = shutil.which("faketime") is not None
+                self.running[profile] = replay.start_server(
+                    SERVER_CMD, PROFILES[profile], SHARED, use_ft, self.log_dir
+                )
         return self.running[profile][1]
+
+    def ports(self, profiles, concurrency: int = 4) -> dict[str, int]:
+        """Starts the servers of ``profiles`` a few at a time (start-up is mostly waiting)."""
+        with ThreadPoolExecutor(concurrency) as pool:
+            return dict(zip(profiles, pool.map(self.port, profiles)))
 
     def stop(self) -> None:
         for proc, _ in self.running.values():
@@ -76,3 +85,10 @@ def servers():
 
 def post(port: int, path: str, body) -> tuple[int, object]:
     return replay.http(port, "POST", path, body)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The corpus replay's secondary score (set on the config by tests/server/test_parity_corpus.py)."""
+    score = getattr(terminalreporter.config, "parity_per_chunk", None)
+    if score:
+        terminalreporter.write_line(f"parity corpus: per-chunk exact {score[0]}/{score[1]} streams (not asserted)")

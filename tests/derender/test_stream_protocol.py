@@ -54,6 +54,19 @@ def call(client: Client, base: dict, choices: list[dict], state=None, path=CHAT_
                                   generate_chunk=dict({"request_id": "chatcmpl-t", "choices": choices}, **chunk)))
 
 
+def assert_refused(status: int, body: dict, *words: str, decoded: bool = False) -> None:
+    """A 400 envelope for a bad ``stream_state``, its message naming what is wrong: a state that
+    fails decoding is a request-validation error on the field (vLLM's "Bad Request" shape), one
+    that decodes but cannot continue (``decoded``) a BadRequestError."""
+    assert status == 400, body
+    err = body["error"]
+    if decoded:
+        assert (err["type"], err["code"]) == ("BadRequestError", 400), err
+    else:
+        assert (err["type"], err["code"]) == ("Bad Request", 400) and err["param"].endswith("stream_state"), err
+    assert all(w in err["message"] for w in words), err["message"]
+
+
 def one_token_stream(client: Client, base: dict, ids: list[int], path=CHAT_PATH, finish="stop") -> tuple[list, list]:
     chunks, states, state = [], [], None
     for k, t in enumerate(ids):
@@ -228,17 +241,20 @@ def test_any_edited_character_of_the_state_gives_400_never_500(qwen3, tok, promp
     base, state = _first_state(qwen3, prompt, tok)
     i = position % len(state)
     edited = state[:i] + replacement + state[i + 1:]
-    status, _ = call(qwen3, base, [{"index": 0, "token_ids": [13]}], edited)
-    assert status == (200 if edited == state else 400)
+    status, body = call(qwen3, base, [{"index": 0, "token_ids": [13]}], edited)
+    if edited == state:
+        assert status == 200 and body["chunk"] == call(qwen3, base, [{"index": 0, "token_ids": [13]}], state)[1]["chunk"]
+    else:
+        assert_refused(status, body, "stream_state")
 
 
 def test_state_from_another_model_or_endpoint_is_refused(qwen3, plain, tok, prompt):
     base, state = _first_state(qwen3, prompt, tok)
-    status, _ = call(plain, chat_base(prompt, PLAIN), [{"index": 0, "token_ids": [13]}], state)
-    assert status == 400
+    status, body = call(plain, chat_base(prompt, PLAIN), [{"index": 0, "token_ids": [13]}], state)
+    assert_refused(status, body, "integrity check")
     completion = {"model": QWEN3, "prompt_token_ids": prompt, "completion_request": {"model": QWEN3, "prompt": "x"}}
-    status, _ = call(qwen3, completion, [{"index": 0, "token_ids": [13]}], state, COMPLETION_PATH)
-    assert status == 400
+    status, body = call(qwen3, completion, [{"index": 0, "token_ids": [13]}], state, COMPLETION_PATH)
+    assert_refused(status, body, "other derender endpoint")
 
 
 def test_state_size_does_not_grow_with_the_output(qwen3, tok, prompt):
@@ -254,7 +270,7 @@ def test_continuing_after_the_final_chunk_is_refused(plain, tok, prompt):
     base = chat_base(prompt, PLAIN)
     status, body = call(plain, base, [{"index": 0, "token_ids": tok.encode("Done"), "finish_reason": "length"}])
     status, body = call(plain, base, [{"index": 0, "token_ids": tok.encode(" more")}], body["stream_state"])
-    assert status == 400
+    assert_refused(status, body, "already finished", decoded=True)
 
 
 # ----------------------------------------------------------------------- vLLM-shaped states
@@ -335,4 +351,4 @@ def test_invalid_vllm_shaped_state_is_a_400(qwen3, prompt, state):
 def test_inconsistent_vllm_window_is_a_400(plain, prompt):
     state = {"prev_tokens": ["a", "b"], "prefix_offset": 2, "read_offset": 1}
     status, body = call(plain, chat_base(prompt, PLAIN), [{"index": 0, "token_ids": [13]}], state)
-    assert status == 400
+    assert_refused(status, body, "invalid stream_state", decoded=True)

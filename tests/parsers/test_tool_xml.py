@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.base import ParseContext, ToolParser
 
 MODELS = Path("/work/shared/models")
 TOOLS = [
@@ -133,9 +133,12 @@ def test_special_tokens_vanish():
 
 
 def test_names_registered_once():
+    rows = registry.describe()["tool"]
+    listed = [n for e in rows for n in (e["name"], *e["aliases"])]
     for name in ("qwen3_coder", "qwen3_xml", "step5", "step3p5", "seed_oss", "mimo", "glm45",
                  "glm47", "ling3"):
-        assert registry.get_tool_parser(name) is not None
+        assert listed.count(name) == 1, name
+        assert issubclass(registry.get_tool_parser(name), ToolParser)
 
 
 def test_snapshot_is_small_and_restorable():

@@ -65,7 +65,8 @@ def test_keep_last_keeps_bos(tekken):
 
 def test_chat_prompt_ids(spm, tekken):
     msgs = [{"role": "user", "content": "hi"}]
-    assert tekken.render_chat(msgs, None, True, False) == [1, 3, *tekken.encode("hi"), 4]
+    # <s>[INST]hi[/INST], as mistral-common's own encode_chat_completion gives it
+    assert tekken.render_chat(msgs, None, True, False) == [1, 3, 8101, 4]
     with_tools = spm.render_chat(msgs, TOOLS, True, False)
     assert spm.token_to_id("[AVAILABLE_TOOLS]") in with_tools
 

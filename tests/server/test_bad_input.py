@@ -164,11 +164,60 @@ def still_healthy(port):
     assert request(port, "GET", "/health")[0] == 200
 
 
+def _ints(v) -> bool:
+    return isinstance(v, list) and all(isinstance(i, int) for i in v)
+
+
+def _render(b) -> bool:
+    return isinstance(b, dict) and _ints(b.get("token_ids")) and isinstance(b.get("sampling_params"), dict)
+
+
+def _choices(b, obj: str) -> bool:
+    return isinstance(b, dict) and b.get("object") == obj and isinstance(b.get("choices"), list)
+
+
+# What a 200 of each route must be: the wire type, not just the status.
+ANSWER = {
+    "chat_render": _render,
+    "completion_render": lambda b: isinstance(b, list) and bool(b) and all(map(_render, b)),
+    "chat_derender": lambda b: _choices(b, "chat.completion"),
+    "completion_derender": lambda b: _choices(b, "text_completion"),
+    "chat_derender_stream": lambda b: _choices(b.get("chunk"), "chat.completion.chunk")
+    and isinstance(b.get("stream_state"), str),
+    "completion_derender_stream": lambda b: _choices(b.get("chunk"), "text_completion")
+    and isinstance(b.get("stream_state"), str),
+    "tokenize": lambda b: _ints(b.get("tokens")) and b.get("count") == len(b["tokens"]),
+    "tokenize_chat": lambda b: _ints(b.get("tokens")) and b.get("count") == len(b["tokens"]),
+    "detokenize": lambda b: isinstance(b.get("prompt"), str),
+}
+# The answer to each valid base ("Hello" = token 9707, qwen3 reasoning until </think>).
+VALID = {
+    "chat_render": lambda b: b["token_ids"] == PIDS,
+    "completion_render": lambda b: b[0]["token_ids"] == [6023] and b[0]["sampling_params"]["max_tokens"] == 5,
+    "chat_derender": lambda b: (b["choices"][0]["message"]["reasoning"], b["choices"][0]["message"]["content"],
+                                b["choices"][0]["finish_reason"]) == ("Hello", None, "stop"),
+    "chat_derender_stream": lambda b: b["chunk"]["choices"][0]["delta"]["reasoning"] == "Hello",
+    "completion_derender": lambda b: b["choices"][0]["text"] == "Hello",
+    "completion_derender_stream": lambda b: b["chunk"]["choices"][0]["text"] == "Hello",
+    "tokenize": lambda b: (b["tokens"], b["token_strs"]) == ([6023], ["hi"]),
+    "tokenize_chat": lambda b: b["tokens"] == PIDS,
+    "detokenize": lambda b: b["prompt"] == "Hello,",
+}  # fmt: skip
+
+
+def assert_answer(route: str, status: int, body, what: str) -> None:
+    """Clean, and a success is the route's wire type."""
+    assert_clean(status, body, what)
+    if status == 200:
+        assert ANSWER[route](body), f"{what}: {str(body)[:300]}"
+
+
 @pytest.mark.parametrize("route", sorted(BASES))
 def test_valid_bases_succeed(port, route):
     path, body = BASES[route]
     status, resp = post_json(port, path, body)
     assert status == 200, resp
+    assert ANSWER[route](resp) and VALID[route](resp), resp
 
 
 @pytest.mark.parametrize("route", sorted(BASES))
@@ -177,7 +226,7 @@ def test_wrong_types_for_every_field(port, route):
     for fp in field_paths(base):
         for value in WRONG:
             what = f"{route} {'.'.join(map(str, fp))}={repr(value)[:30]}"
-            assert_clean(*post_json(port, path, mutate(base, fp, value)), what)
+            assert_answer(route, *post_json(port, path, mutate(base, fp, value)), what)
 
 
 @pytest.mark.parametrize("route", sorted(BASES))
@@ -198,7 +247,9 @@ def test_malformed_bodies(port, path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_no_body(port, path):
-    assert_clean(*request(port, "POST", path), path)
+    status, body = request(port, "POST", path)
+    assert_clean(status, body, path)
+    assert (status, body["error"]["type"]) == (400, "Bad Request") and "application/json" in body["error"]["message"]
 
 
 JSON = st.recursive(
@@ -226,7 +277,7 @@ JSON = st.recursive(
 )  # fmt: skip
 def test_random_json(port, route, extra):
     path, base = BASES[route]
-    assert_clean(*post_json(port, path, {**base, **extra}), f"{route} {extra}")
+    assert_answer(route, *post_json(port, path, {**base, **extra}), f"{route} {extra}")
 
 
 @settings(max_examples=40, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck), database=None)

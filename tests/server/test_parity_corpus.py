@@ -1,0 +1,63 @@
+"""The whole public parity corpus, through real servers, scored as vLLM's replay tool scores it.
+
+Every kind and every profile of ``shared/parity/cases``: renders, tokenize, errors, models,
+health, one-shot derenders and streams. A stream passes when its steps get vLLM's statuses and
+its chunks add up to vLLM's non-streaming answer; how many streams also match chunk for chunk
+is printed at the end of the run, not asserted. One server per profile, several profiles at once.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import PARITY, PROFILES, replay
+
+CASES = {
+    path.stem: [json.loads(line) for line in path.open(encoding="utf-8")]
+    for path in sorted((PARITY / "cases").glob("*.jsonl"))
+}
+
+
+def replay_case(port: int, case: dict) -> tuple[str | None, bool | None]:
+    """(first difference from vLLM or None, per-chunk exact for a stream else None)."""
+    if "steps" in case:
+        return replay.run_stream(port, case)
+    r = case["request"]
+    status, body = replay.http(port, r["method"], r["path"], r.get("body"), r.get("raw"))
+    return replay.compare_response(case["response"], status, body), None
+
+
+@pytest.fixture(scope="module")
+def results(servers, request) -> dict[str, tuple[str | None, bool | None]]:
+    ports = servers.ports(list(CASES))
+
+    def run(profile: str) -> dict:
+        return {c["id"]: replay_case(ports[profile], c) for c in CASES[profile]}
+
+    out: dict = {}
+    with ThreadPoolExecutor(3) as pool:
+        for by_case in pool.map(run, CASES):
+            out.update(by_case)
+    streams = [exact for _, exact in out.values() if exact is not None]
+    request.config.parity_per_chunk = (sum(streams), len(streams))
+    return out
+
+
+def test_every_case_file_has_a_profile():
+    assert CASES and set(CASES) <= set(PROFILES), sorted(set(CASES) - set(PROFILES))
+
+
+@pytest.mark.parametrize(
+    "profile,kind",
+    sorted({(p, c["kind"]) for p, cases in CASES.items() for c in cases}),
+)
+def test_corpus_cases_match_vllm(results, profile, kind):
+    failures = [
+        f"{c['id']}: {results[c['id']][0]}"
+        for c in CASES[profile]
+        if c["kind"] == kind and results[c["id"]][0] is not None
+    ]
+    assert not failures, "\n".join(failures[:10])
