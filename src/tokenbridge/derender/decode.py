@@ -22,13 +22,15 @@ def check_choices(model: ModelContext, cfg: ServeConfig, choices: list[GenerateC
             raise bad_request(
                 f"token_ids length ({n}) in choice {c.index} exceeds max_model_len ({model.max_model_len})."
             )
-        check_logprobs_bounds(model, cfg, c)
+        check_choice_bounds(model, cfg, c)
     for c in choices:
         if not c.token_ids:
             raise bad_request(f"choice {c.index} has empty or null token_ids")
 
 
-def check_logprobs_bounds(model: ModelContext, cfg: ServeConfig, c: GenerateChoice) -> None:
+def check_choice_bounds(model: ModelContext, cfg: ServeConfig, c: GenerateChoice) -> None:
+    """One choice's ids within the model's vocabulary, and its logprobs within the limits."""
+    check_vocab(model, c.token_ids, f"token_ids of choice {c.index}")
     if c.logprobs is None or c.logprobs.content is None:
         return
     if len(c.logprobs.content) > model.max_model_len:
@@ -38,6 +40,21 @@ def check_logprobs_bounds(model: ModelContext, cfg: ServeConfig, c: GenerateChoi
             raise bad_request(
                 f"top_logprobs length ({len(e.top_logprobs)}) in choice {c.index} exceeds max_logprobs ({cfg.max_logprobs})."
             )
+    what = f"logprobs of choice {c.index}"
+    check_vocab(model, [e.token_id for e in c.logprobs.content], what)
+    check_vocab(model, [t.token_id for e in c.logprobs.content for t in e.top_logprobs], what)
+
+
+def check_vocab(model: ModelContext, ids: list[int] | None, what: str) -> None:
+    """An id the model cannot produce (at or past its ``vocab_size``) is a 400: vLLM drops it
+    from the text yet counts it in usage. Ids are checked before anything is decoded."""
+    if not ids:
+        return
+    limit = model.engine_vocab_size
+    top = max(ids)
+    if top >= limit or min(ids) < 0:
+        bad = top if top >= limit else min(ids)
+        raise bad_request(f"Token id {bad} in {what} is out of vocabulary (vocab_size={limit}).")
 
 
 def check_prompt_ids(model: ModelContext, prompt_ids: list[int] | None) -> None:
@@ -45,6 +62,7 @@ def check_prompt_ids(model: ModelContext, prompt_ids: list[int] | None) -> None:
         raise bad_request(
             f"prompt_token_ids length ({len(prompt_ids)}) exceeds max_model_len ({model.max_model_len})."
         )
+    check_vocab(model, prompt_ids, "prompt_token_ids")
 
 
 def decode_choice(

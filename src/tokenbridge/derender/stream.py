@@ -14,7 +14,7 @@ from typing import Any
 from tokenbridge.config import ServeConfig
 from tokenbridge.derender import state as codec
 from tokenbridge.derender.chat import finish_reason as chat_finish_reason
-from tokenbridge.derender.decode import check_logprobs_bounds, check_prompt_ids, skip_special_tokens
+from tokenbridge.derender.decode import check_choice_bounds, check_prompt_ids, check_vocab, skip_special_tokens
 from tokenbridge.derender.detokenizer import Detokenizer
 from tokenbridge.derender.logprobs import (
     CONTEXT_WINDOW,
@@ -81,6 +81,12 @@ def _check_length(model: ModelContext, prompt_ids: list[int] | None, prior: int,
             f"prompt_token_ids length ({prompt_len}) plus output_token_ids length ({prior}) plus "
             f"delta ({delta}) exceeds max_model_len ({model.max_model_len})."
         )
+
+
+def _check_prior_ids(model: ModelContext, loaded: StreamState | VllmStreamState | None) -> None:
+    """A vLLM-shaped state carries the output so far: its ids must be the model's too."""
+    if isinstance(loaded, VllmStreamState):
+        check_vocab(model, loaded.output_token_ids, "stream_state.output_token_ids")
 
 
 def _check_position(state: StreamState, choice: GenerateChunkChoice) -> None:
@@ -193,8 +199,10 @@ def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) 
         )
     choice = _one_choice(chunk, "derender_chat_stream")
     _check_length(model, req.prompt_token_ids, _prior_len(loaded), _delta_len(choice))
+    check_vocab(model, req.prompt_token_ids, "prompt_token_ids")
+    _check_prior_ids(model, loaded)
     if choice is not None:
-        check_logprobs_bounds(model, cfg, choice)
+        check_choice_bounds(model, cfg, choice)
 
     stream = _ChatStream.open(model, cfg, req, loaded, parsed)
     choices = [stream.step(choice)] if choice is not None else []
@@ -344,8 +352,9 @@ def completion_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderComplet
     check_prompt_ids(model, prompt_ids)
     choice = _one_choice(chunk, "derender_completion_stream")
     _check_length(model, prompt_ids, _prior_len(loaded), _delta_len(choice))
+    _check_prior_ids(model, loaded)
     if choice is not None:
-        check_logprobs_bounds(model, cfg, choice)
+        check_choice_bounds(model, cfg, choice)
 
     tok = model.tokenizer
     state, detok = _open_completion(model, creq, loaded, prompt_ids if prompt_ids is not None else chunk.prompt_token_ids)

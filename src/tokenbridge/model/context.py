@@ -84,6 +84,16 @@ class ModelContext:
     def vocab_size(self) -> int:
         return self.tokenizer.vocab_size
 
+    @property
+    def engine_vocab_size(self) -> int:
+        """How many ids the engine can produce: the model's ``vocab_size`` (its embedding rows,
+        which may pad past the tokenizer's vocabulary), never less than the tokenizer's."""
+        declared = self.config.get("vocab_size")
+        text = self.config.get("text_config")
+        if not isinstance(declared, int) and isinstance(text, dict):
+            declared = text.get("vocab_size")
+        return max(declared, self.vocab_size) if isinstance(declared, int) and not isinstance(declared, bool) else self.vocab_size
+
 
 def _chat_template(folder: Path, tok_config: dict, override: str | None) -> str | None:
     if override:

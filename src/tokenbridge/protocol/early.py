@@ -2,7 +2,8 @@
 
 pydantic runs a model's ``before`` validators last-defined first, on the JSON as parsed, and
 their errors escape validation: ``VLLMValidationError`` and ``TypeError`` become 400
-``BadRequestError``, anything else (``AttributeError`` from ``.get`` on a non-dict) a 500.
+``BadRequestError``. Where vLLM crashes instead (``AttributeError`` from ``.get`` on a non-dict,
+a ``KeyError``: its 500), we answer the 400 its schema would have given had the check not crashed.
 Field validators that raise ``VLLMValidationError`` (``thinking_token_budget``, the
 ``__post_init__`` of ``structured_outputs`` / ``repetition_detection``) abort field validation
 too, so they win over ordinary field errors; they run here, ahead of the msgspec conversion.
@@ -18,12 +19,8 @@ from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
 from tokenbridge.protocol.lax import _to_bool, _to_int
 
 _CACHE_SALT_FORBIDDEN = frozenset("@/\\\x00")
+_NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
 _TOOL_CHOICE_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`'
-
-
-def internal(exc: BaseException) -> ApiError:
-    """An unexpected exception inside a vLLM validator: a 500."""
-    return ApiError(str(exc), 500, "InternalServerError")
 
 
 def type_error(message: str) -> ApiError:
@@ -50,6 +47,8 @@ def check_cache_salt(data: dict) -> None:
 
 def check_response_format(data: dict) -> None:
     rf = data.get("response_format")
+    if isinstance(rf, dict) and rf.get("type") == "json_schema" and not isinstance(rf.get("json_schema"), (dict, type(None))):
+        raise validation_error("body.response_format.json_schema", "model_attributes_type", _NOT_AN_OBJECT)
     if isinstance(rf, dict) and rf.get("type") == "json_schema" and rf.get("json_schema") is None:
         raise bad_request(
             "When response_format type is 'json_schema', the 'json_schema' field must be provided.",
@@ -90,7 +89,7 @@ def check_structured_outputs_count(data: dict, chat: bool) -> None:
     if so is None:
         return
     if not isinstance(so, dict):
-        raise internal(AttributeError(f"'{type(so).__name__}' object has no attribute 'get'"))
+        raise validation_error("body.structured_outputs", "model_attributes_type", _NOT_AN_OBJECT)
     count = sum(so.get(k) is not None for k in ("json", "regex", "choice"))
     if count > 1:
         raise bad_request(
@@ -325,7 +324,7 @@ def check_tool_usage(data: dict) -> None:
             f"Invalid `name` in `function`: `{_py_str(name)}` in `tool_choice`! {_TOOL_CHOICE_USAGE}",
             "tool_choice.function.name",
         )
-    if not any(_tool_name(t) == name for t in _iterate(tools)):
+    if not any(_tool_name(t, i) == name for i, t in enumerate(_iterate(tools))):
         raise bad_request("The tool specified in `tool_choice` does not match any of the specified `tools`", "tool_choice")
 
 
@@ -340,13 +339,16 @@ def _iterate(value: Any) -> Any:
     raise type_error(f"'{type(value).__name__}' object is not iterable")
 
 
-def _tool_name(tool: Any) -> Any:
-    """``tool["function"]["name"]`` with Python's exceptions mapped as vLLM's handler does."""
+def _tool_name(tool: Any, index: int) -> Any:
+    """``tool["function"]["name"]`` with Python's exceptions mapped as vLLM's handler does; a
+    missing key (vLLM's 500) is the schema's missing-field 400."""
     node = tool
+    loc = f"body.tools.{index}"
     for key in ("function", "name"):
+        loc += f".{key}"
         if isinstance(node, dict):
             if key not in node:
-                raise internal(KeyError(key))
+                raise validation_error(loc, "missing", "Field required")
             node = node[key]
         elif isinstance(node, (str, list)):
             raise type_error(f"{type(node).__name__} indices must be integers or slices, not str")

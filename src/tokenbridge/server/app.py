@@ -36,7 +36,8 @@ _VARY = (b"vary", b"Origin")
 # Bodies from this size on (a ~10k-token prompt, a long logprobs output) are handled on a
 # thread: the encoder releases the GIL, so short requests keep flowing on the event loop.
 OFFLOAD_BODY_BYTES = 32 * 1024
-_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# A lone surrogate, escaped (``\ud800``) or as its raw UTF-8-like bytes (ED A0..BF xx).
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf][\x80-\xbf]")
 
 Handler = Callable[["Request"], Any]
 
@@ -178,7 +179,7 @@ class App:
         except Exception as e:
             if isinstance(e, (UnicodeError, OverflowError)) or _LONE_SURROGATE.search(body):
                 # vLLM fails the same way on lone surrogates (tokenizer, UTF-8 encoding): a 400
-                err = ApiError(f"{type(e).__name__}: {e}".encode("utf-8", "replace").decode())
+                err = ApiError(str(e).encode("utf-8", "replace").decode())
             else:  # a bug must still answer in the envelope
                 err = ApiError(f"{type(e).__name__}: {e}", 500, "InternalServerError")
             return err.status, [*_JSON, _VARY], _encode(err.envelope())

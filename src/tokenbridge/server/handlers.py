@@ -268,10 +268,10 @@ def detokenize(r):
             raise validation_error(f"body.tokens.{i}", "less_than_equal", f"Input should be less than or equal to {_INT64_MAX}")
     tok = r.model.tokenizer
     undecodable = getattr(tok, "undecodable", None)
-    if undecodable is not None:  # mistral mode: vLLM's decoder raises past the vocabulary (a 500)
+    if undecodable is not None:  # mistral mode: vLLM's decoder raises past the vocabulary (its 500; our 400)
         message = undecodable(req.tokens)
         if message is not None:
-            raise ApiError(message, 500, "InternalServerError")
+            raise ApiError(message)
     elif any(t > _UINT32_MAX for t in req.tokens):  # tokenizers takes uint32 ids
         raise ApiError("number too large to fit in target type")
     return {"prompt": tok.decode(req.tokens, skip_special_tokens=False)}
