@@ -92,3 +92,12 @@ def pytest_terminal_summary(terminalreporter):
     score = getattr(terminalreporter.config, "parity_per_chunk", None)
     if score:
         terminalreporter.write_line(f"parity corpus: per-chunk exact {score[0]}/{score[1]} streams (not asserted)")
+
+
+def without_vllm_crash(expected: dict) -> dict:
+    """A recorded vLLM answer as we give it: where vLLM crashed on bad input (a 5xx), the
+    same message as a 400 ``BadRequestError``; any other answer unchanged."""
+    if expected["status"] < 500:
+        return expected
+    error = {**expected["body"]["error"], "type": "BadRequestError", "code": 400}
+    return {"status": 400, "body": {"error": error}}

@@ -4,7 +4,7 @@
 messages on templates without that role, tool dicts as vLLM dumps them, strict assistant
 tool_calls and content-part checks, empty text parts, ``documents`` in the template kwargs,
 SamplingParams checks, completion ``suffix``, Mistral forced tool schemas, SentencePiece
-out-of-range detokenize) with the answer vLLM recorded for them.
+out-of-range detokenize) with the answer vLLM recorded for them (a 400 where vLLM crashed).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import replay
+from tests.conftest import replay, without_vllm_crash
 
 DATA = Path(__file__).parent / "data" / "render_vllm_diff.json"
 CASES = json.loads(DATA.read_text(encoding="utf-8"))["cases"]
@@ -24,4 +24,5 @@ CASES = json.loads(DATA.read_text(encoding="utf-8"))["cases"]
 def test_render_matches_recorded_vllm(servers, case):
     port = servers.port(case["profile"])
     status, body = replay.http(port, "POST", case["path"], case["body"])
-    assert replay.compare_response(case["response"], status, body) is None, case["note"]
+    expected = without_vllm_crash(case["response"])
+    assert replay.compare_response(expected, status, body) is None, case["note"]
