@@ -22,8 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TOKENBRIDGE_SHARED", ROOT.parent / "shared")).resolve()
 MODELS = SHARED / "models"
 PARITY = SHARED / "parity"
+# One worker per profile: the suite holds all fifteen servers at once, and the corpus needs no
+# second process (tests/server/test_workers.py covers --workers).
 SERVER_CMD = (
-    f"{sys.executable} -m tokenbridge.cli serve {{model}} --host 127.0.0.1 --port {{port}} "
+    f"{sys.executable} -m tokenbridge.cli serve {{model}} --host 127.0.0.1 --port {{port}} --workers 1 "
     "--served-model-name {name} {tool_parser_flags} {reasoning_parser_flags} {extra_flags}"
 )
 
