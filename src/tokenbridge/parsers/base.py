@@ -72,7 +72,40 @@ class ParseContext(msgspec.Struct):
         return (self.chat_template_kwargs or {}).get(key, default)
 
 
-class ReasoningParser:
+class ParserState(msgspec.Struct, array_like=True):
+    """A parser's hold-back, as it travels in the stream state: a subclass per parser, its fields
+    named after the parser attributes they save, encoded as a plain array."""
+
+
+class Stateful:
+    """``snapshot``/``restore`` from the class's ``State`` (a ``ParserState``; None: stateless).
+
+    ``restore`` validates the types of every field, so a bad state is a ValueError here and never
+    reaches the parser's code."""
+
+    State: ClassVar[type[ParserState] | None] = None
+
+    def snapshot(self) -> Any:
+        state = self.State
+        return None if state is None else state(*(getattr(self, f) for f in state.__struct_fields__))
+
+    def restore(self, snap: Any) -> None:
+        state = self.State
+        if state is None:
+            if snap is not None:
+                raise ValueError(f"unexpected {type(self).__name__} state")
+            return
+        if isinstance(snap, msgspec.Struct):
+            snap = msgspec.to_builtins(snap)
+        try:
+            loaded = msgspec.convert(snap, state)
+        except msgspec.ValidationError as e:
+            raise ValueError(f"bad {type(self).__name__} state: {e}") from None
+        for f in state.__struct_fields__:
+            setattr(self, f, getattr(loaded, f))
+
+
+class ReasoningParser(Stateful):
     """Splits output text into reasoning and content.
 
     ``feed`` returns ``(reasoning, content)`` for the text it can decide now.
@@ -102,15 +135,8 @@ class ReasoningParser:
     def finish(self) -> tuple[str, str]:
         return "", ""
 
-    def snapshot(self) -> Any:
-        return None
 
-    def restore(self, snap: Any) -> None:
-        if snap is not None:
-            raise ValueError("unexpected reasoning parser state")
-
-
-class ToolParser:
+class ToolParser(Stateful):
     """Extracts tool calls from post-reasoning text; what is not a call is content.
 
     ``supports_required_and_named``: False for families whose calls cannot be forced into
@@ -143,10 +169,3 @@ class ToolParser:
 
     def finish(self) -> Delta:
         return Delta()
-
-    def snapshot(self) -> Any:
-        return None
-
-    def restore(self, snap: Any) -> None:
-        if snap is not None:
-            raise ValueError("unexpected tool parser state")

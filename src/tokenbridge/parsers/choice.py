@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
-from tokenbridge.parsers.text import dumps_args
+from tokenbridge.parsers.engine.json import dumps_args
 
 
 class NamedToolChoice(ToolParser):

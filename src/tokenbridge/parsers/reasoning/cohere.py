@@ -24,7 +24,7 @@ import msgspec
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.registry import reasoning_parser
-from tokenbridge.parsers.text import find_first, partial_suffix
+from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 from tokenbridge.parsers.tool.cohere import (
     REASONING,
     Command3ToolParser,

@@ -20,16 +20,17 @@ from dataclasses import replace
 from typing import Any
 
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.reasoning.think import (
-    NEMOTRON_V3,
+from tokenbridge.parsers.reasoning.think import NEMOTRON_V3
+from tokenbridge.parsers.engine.reasoning import (
     IdentityReasoningParser,
     MarkerEngineParser,
     MarkerFormat,
-    _token_id,
-    enable_thinking_default_on,
     engine_reasoning_ended,
 )
+from tokenbridge.parsers.engine.lexer import token_id
+from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
 from tokenbridge.parsers.registry import reasoning_parser
+from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_OFF
 
 # -- Gemma-4 ----------------------------------------------------------------------------------
 
@@ -61,8 +62,8 @@ class Gemma4ReasoningParser(MarkerEngineParser):
         vocab = ctx.vocab
         # vLLM injects the opener only when the tokenizer knows both channel tokens.
         self.can_inject = vocab is None or (
-            _token_id(vocab, _CHANNEL_OPEN) is not None
-            and _token_id(vocab, _CHANNEL_CLOSE) is not None
+            token_id(vocab, _CHANNEL_OPEN) is not None
+            and token_id(vocab, _CHANNEL_CLOSE) is not None
         )
         self.pending: str | None = ""  # None once the opener question is settled
         self.label = ""  # reasoning held while it may still be the ``thought\n`` label
@@ -72,12 +73,12 @@ class Gemma4ReasoningParser(MarkerEngineParser):
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """The engine's check: thinking (``enable_thinking``, default off) waits for an end."""
         vocab = ctx.vocab
-        wait = bool(ctx.kwarg("enable_thinking", False))
-        end_ids = {_token_id(vocab, m) for m in (_CHANNEL_CLOSE, "<|tool_call>")} - {None}
-        if _token_id(vocab, _CHANNEL_CLOSE) is None:
+        wait = ENABLE_THINKING_DEFAULT_OFF.of(ctx)
+        end_ids = {token_id(vocab, m) for m in (_CHANNEL_CLOSE, "<|tool_call>")} - {None}
+        if token_id(vocab, _CHANNEL_CLOSE) is None:
             end_ids = set()
-        start = _token_id(vocab, _CHANNEL_OPEN)
-        bounds = {_token_id(vocab, m) for m in _GEMMA4_TURN_BOUNDARIES} - {None}
+        start = token_id(vocab, _CHANNEL_OPEN)
+        bounds = {token_id(vocab, m) for m in _GEMMA4_TURN_BOUNDARIES} - {None}
         for t in reversed(prompt_token_ids):
             if t in end_ids:
                 return True
@@ -217,7 +218,7 @@ PLAMO3 = MarkerFormat(
     implicit_end=(_PLAMO_TOOL_OPEN,),
     tool_close=(_PLAMO_TOOL_CLOSE, _PLAMO_EOT),
     literals=_PLAMO_TOOL_LITERALS,
-    thinking=enable_thinking_default_on,
+    thinking=ENABLE_THINKING_DEFAULT_ON,
     reopen=True,
     strip_trailing_whitespace=False,
     off_is_identity=False,
@@ -248,8 +249,8 @@ class Plamo3ReasoningParser(MarkerEngineParser):
         if not PLAMO3.thinking(ctx.chat_template_kwargs or {}):
             return True
         vocab = ctx.vocab
-        start, end = (_token_id(vocab, m) for m in _PLAMO_THINK)
-        eot = _token_id(vocab, _PLAMO_EOT)
+        start, end = (token_id(vocab, m) for m in _PLAMO_THINK)
+        eot = token_id(vocab, _PLAMO_EOT)
         for t in reversed(prompt_token_ids):
             if t == end and end is not None:
                 return True
@@ -311,9 +312,9 @@ def mistral_format(vocab: Any) -> MarkerFormat | None:
     vLLM asks mistral_common whether the tokenizer supports grammars (tekken v11+); the
     ``[ARGS]`` token, new in v11, stands for that here.
     """
-    if _token_id(vocab, "[THINK]") is not None:
+    if token_id(vocab, "[THINK]") is not None:
         return MISTRAL
-    if _token_id(vocab, "[ARGS]") is not None:
+    if token_id(vocab, "[ARGS]") is not None:
         return MISTRAL_TEXT
     return None
 

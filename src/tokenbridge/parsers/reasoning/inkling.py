@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
-from tokenbridge.parsers.reasoning.think import _token_id
+from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.registry import reasoning_parser
-from tokenbridge.parsers.text import partial_suffix, special_token_texts
+from tokenbridge.parsers.engine.lexer import partial_suffix, special_token_texts
 
 MESSAGE_MODEL = "<|message_model|>"
 CONTENT_TEXT = "<|content_text|>"
@@ -60,8 +60,8 @@ class InklingReasoningParser(ReasoningParser):
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """The last thinking/header token keeps reasoning open, a text/end-sampling one ends it."""
-        opening = {_token_id(ctx.vocab, m) for m in (CONTENT_THINKING, MESSAGE_MODEL)} - {None}
-        closing = {_token_id(ctx.vocab, m) for m in (CONTENT_TEXT, END_SAMPLING)} - {None}
+        opening = {token_id(ctx.vocab, m) for m in (CONTENT_THINKING, MESSAGE_MODEL)} - {None}
+        closing = {token_id(ctx.vocab, m) for m in (CONTENT_TEXT, END_SAMPLING)} - {None}
         for t in reversed(prompt_token_ids):
             if t in opening:
                 return False

@@ -22,15 +22,15 @@ from dataclasses import replace
 from typing import Any
 
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.reasoning.think import (
-    _DROP,
-    QWEN3,
+from tokenbridge.parsers.engine.reasoning import (
+    DROP,
     MarkerEngineParser,
     MarkerFormat,
-    _Lexer,
-    _per_vocab,
+    MarkerLexer,
+    per_vocab,
     engine_reasoning_ended,
 )
+from tokenbridge.parsers.reasoning.think import QWEN3
 from tokenbridge.parsers.registry import reasoning_parser
 
 # -- escaped newlines ---------------------------------------------------------------------------
@@ -164,10 +164,10 @@ MINICPMV = replace(QWEN3, turn_boundaries=(), content_drops=PASSTHROUGH)
 MINICPMV_OFF = replace(MINICPMV, reopen=True, off_is_identity=False)
 
 
-def _passthrough_lexer(fmt: MarkerFormat, vocab: Any) -> _Lexer:
-    lexer = _Lexer(fmt, vocab)
+def _passthrough_lexer(fmt: MarkerFormat, vocab: Any) -> MarkerLexer:
+    lexer = MarkerLexer(fmt, vocab)
     for marker in PASSTHROUGH:
-        lexer.actions[1][marker] = _DROP
+        lexer.actions[1][marker] = DROP
     return lexer
 
 
@@ -181,7 +181,7 @@ class MiniCPMVReasoningParser(MarkerEngineParser):
     def __init__(self, ctx: ParseContext) -> None:
         self.fmt = self.format_for(ctx)
         super().__init__(ctx)
-        self._lexer = _per_vocab("minicpmv_lexer", self.fmt, ctx.vocab, _passthrough_lexer)
+        self._lexer = per_vocab("minicpmv_lexer", self.fmt, ctx.vocab, _passthrough_lexer)
         #: Reasoning is kept only with thinking on; a span opened without it is dropped.
         self.keep_reasoning = self.fmt is MINICPMV
         self.reasoning_filter = EscapedNewlines()

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
-from tokenbridge.parsers.reasoning.think import _token_id
+from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.registry import reasoning_parser
-from tokenbridge.parsers.text import partial_suffix
+from tokenbridge.parsers.engine.lexer import partial_suffix
 
 _START, _END = "<mm:think>", "</mm:think>"
 
@@ -36,7 +36,7 @@ class MiniMaxM3ReasoningParser(ReasoningParser):
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """The last ``</mm:think>`` comes after the last ``<mm:think>`` (single-token markers)."""
-        start, end = _token_id(ctx.vocab, _START), _token_id(ctx.vocab, _END)
+        start, end = token_id(ctx.vocab, _START), token_id(ctx.vocab, _END)
         for t in reversed(prompt_token_ids):
             if t == end and end is not None:
                 return True

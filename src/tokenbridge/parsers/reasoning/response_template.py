@@ -28,6 +28,7 @@ from tokenbridge.parsers.tool.response_template import (
     TemplateError,
     compiled_template,
 )
+from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
 
 
 class ReasoningScanner(RegionScanner):
@@ -110,7 +111,7 @@ class ResponseTemplateReasoningParser(ReasoningParser):
                     return True
         if active == THINKING:
             return False
-        return not ctx.kwarg("enable_thinking", True)
+        return not ENABLE_THINKING_DEFAULT_ON.of(ctx)
 
     def _prime(self) -> None:
         if not self.primed:

@@ -14,7 +14,8 @@ from typing import Any
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.registry import reasoning_parser
-from tokenbridge.parsers.reasoning.think import _token_id
+from tokenbridge.parsers.engine.lexer import token_id
+from tokenbridge.parsers.engine.thinking import KIMI_K3
 
 
 class WholeTextParser(ReasoningParser):
@@ -102,8 +103,8 @@ class K2HorizonReasoningParser(WholeTextParser):
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        start, end = (_token_id(ctx.vocab, m) for m in cls._markers(ctx))
-        tool = _token_id(ctx.vocab, _K2H_TOOL_CALLS)
+        start, end = (token_id(ctx.vocab, m) for m in cls._markers(ctx))
+        tool = token_id(ctx.vocab, _K2H_TOOL_CALLS)
         for t in reversed(prompt_token_ids):
             if t == start:
                 return False
@@ -131,7 +132,7 @@ class Ernie45ReasoningParser(WholeTextParser):
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        start, end = _token_id(ctx.vocab, "<think>"), _token_id(ctx.vocab, "</think>")
+        start, end = token_id(ctx.vocab, "<think>"), token_id(ctx.vocab, "</think>")
         for t in reversed(prompt_token_ids):
             if t == start:
                 return False
@@ -162,8 +163,8 @@ class Olmo3ReasoningParser(WholeTextParser):
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """``</think>`` as its pre-token pieces: ``</`` (or ``Ġ</``), ``think``, ``>``."""
         vocab = ctx.vocab
-        first = {_token_id(vocab, t) for t in ("Ġ</", "</")} - {None}
-        rest = [_token_id(vocab, t) for t in ("think", ">")]
+        first = {token_id(vocab, t) for t in ("Ġ</", "</")} - {None}
+        rest = [token_id(vocab, t) for t in ("think", ">")]
         if not first or None in rest:
             return False
         ids = prompt_token_ids
@@ -352,11 +353,6 @@ _K3_MESSAGE_CLOSE = _xtml("close", "message")
 _K3_THINK_MARKERS = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
 
 
-def _k3_thinking(kwargs: dict) -> bool:
-    thinking = kwargs.get("thinking")
-    if thinking is None:
-        thinking = kwargs.get("enable_thinking", True)
-    return bool(thinking)
 
 
 @reasoning_parser("kimi_k3", family="kimi_k3")
@@ -371,7 +367,7 @@ class KimiK3ReasoningParser(WholeTextParser):
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """The newest think marker (a three-token sequence) of the prompt is a close."""
-        if not _k3_thinking(ctx.chat_template_kwargs or {}):
+        if not KIMI_K3.of(ctx):
             return True
         encode = getattr(ctx.vocab, "encode", None)
         if encode is None:
@@ -400,7 +396,7 @@ class KimiK3ReasoningParser(WholeTextParser):
         return _K3_MESSAGE_CLOSE.sub("", text) or None
 
     def split(self, text: str) -> tuple[str | None, str | None]:
-        if not _k3_thinking(self.ctx.chat_template_kwargs or {}):
+        if not KIMI_K3.of(self.ctx):
             return None, self._content(text)
         opened = _K3_THINK_OPEN.search(text)
         start = opened.end() if opened else 0

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import find_first, partial_suffix
+from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 
 CONTENT, REASONING, ACTION, IGNORE = "content", "reasoning", "action", "ignore"
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import find_first, partial_suffix
+from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"

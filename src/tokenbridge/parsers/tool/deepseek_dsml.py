@@ -27,10 +27,10 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import special_token_texts
-from tokenbridge.parsers.tool._common import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
-from tokenbridge.parsers.tool._common import name_and_args_from_json
-from tokenbridge.parsers.tool._schema import fix_arg_types, tool_properties
+from tokenbridge.parsers.engine.lexer import special_token_texts
+from tokenbridge.parsers.engine.calls import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
+from tokenbridge.parsers.engine.json import name_and_args_from_json
+from tokenbridge.parsers.engine.schema import fix_arg_types, tool_properties
 
 THINK_START = "<think>"
 THINK_END = "</think>"

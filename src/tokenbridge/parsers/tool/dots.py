@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily, as_content
+from tokenbridge.parsers.engine.json import dumps_args
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
 
 START, END = "<dots_function_call>", "</dots_function_call>"
 _BLOCK = re.compile(rf"{START}\s*(.*?)\s*{END}", re.S)

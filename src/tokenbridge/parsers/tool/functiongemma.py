@@ -13,8 +13,8 @@ import re
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily, as_content
+from tokenbridge.parsers.engine.json import dumps_args
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
 
 START = "<start_function_call>"
 _CALL = re.compile(

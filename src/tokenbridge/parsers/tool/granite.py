@@ -23,10 +23,11 @@ from typing import ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import special_token_texts
-from tokenbridge.parsers.tool._common import json_member_object, lex, name_and_args_from_json
-from tokenbridge.parsers.tool._schema import fix_arg_types
-from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily
+from tokenbridge.parsers.engine.lexer import special_token_texts
+from tokenbridge.parsers.engine.json import json_member_object, name_and_args_from_json
+from tokenbridge.parsers.engine.lexer import lex
+from tokenbridge.parsers.engine.schema import fix_arg_types
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily
 
 MARKERS = ("<|tool_call|>", "<tool_call>")
 _JSON_WS = " \t\r\n"

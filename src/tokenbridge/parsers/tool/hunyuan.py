@@ -24,8 +24,8 @@ import re
 from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools
-from tokenbridge.parsers.tool.json_tags import Extraction, as_content
+from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
+from tokenbridge.parsers.engine.held import Extraction, as_content
 
 _TYPE_ALIASES = {
     **dict.fromkeys(("str", "text", "varchar", "char", "enum"), "string"),

@@ -23,40 +23,13 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, NamedTuple
+from typing import Any, Callable
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import dumps_args, find_first, partial_suffix
-
-
-class Extraction(NamedTuple):
-    """A family's one-shot answer: content (``None`` = vLLM's null) and ``(name, arguments)``."""
-
-    content: str | None
-    calls: list[tuple[str, str]]
-
-
-def as_content(text: str) -> Extraction:
-    """No calls: the text is the content as it came."""
-    return Extraction(text, [])
-
-
-def decided_delta(
-    parser: ToolParser, result: Extraction, call_id: Callable[[int], str | None]
-) -> Delta:
-    """A held parser's whole answer as its last delta; null content is flagged on the parser."""
-    if result.content is None:
-        parser.null_content = True
-    return Delta(
-        content=result.content or "",
-        tool_calls=[
-            ToolCallDelta(index=i, name=name, arguments=args, id=call_id(i))
-            for i, (name, args) in enumerate(result.calls)
-        ],
-    )
+from tokenbridge.parsers.engine.json import dumps_args
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content, random_uuid
+from tokenbridge.parsers.engine.json import complete_truncated_json
 
 
 def call_from_object(obj: Any, args_keys: tuple[str, ...]) -> tuple[str, str]:
@@ -457,178 +430,6 @@ def extract_apertus(text: str, ctx: ParseContext) -> Extraction:
     return Extraction(content or None, calls)
 
 
-_LITERALS = ("null", "true", "false", "Infinity", "-Infinity", "NaN")
-
-
-def complete_truncated_json(text: str) -> Any:
-    """The value of a JSON text cut short (a length limit): open strings and containers are
-    closed, a dangling number sign/point/exponent is dropped, a partial literal completed, an
-    object member without a complete key or any value dropped. Malformed text raises."""
-    s = text.strip()
-    if not s:
-        raise ValueError("empty JSON")
-    out, _, _ = _complete_value(s, 0)
-    return json.loads(out)
-
-
-def _complete_value(s: str, i: int) -> tuple[str, bool, int]:
-    """``(completed text of the value at i, whether it was complete, end index)``."""
-    ch = s[i]
-    if ch == '"':
-        j = i + 1
-        while j < len(s):
-            if s[j] == "\\":
-                if j + 1 >= len(s):
-                    break
-                j += 2
-                continue
-            if s[j] == '"':
-                return s[i : j + 1], True, j + 1
-            j += 1
-        body = s[i:j]
-        esc = body.rfind("\\u", max(0, len(body) - 5))
-        if esc != -1 and (esc - len(body[:esc].rstrip("\\"))) % 2 == 0:
-            body = body[:esc]
-        return body + '"', False, len(s)
-    if ch in "[{":
-        return _complete_container(s, i)
-    if ch in "0123456789" or (ch == "-" and s[i + 1 : i + 2] not in ("I", "")):
-        j = i + 1
-        while j < len(s) and s[j] in "0123456789.-+eE":
-            j += 1
-        num = s[i:j]
-        trimmed = num.rstrip(".-+eE")
-        return trimmed, j < len(s) and trimmed == num, j
-    for lit in _LITERALS:
-        if s.startswith(lit, i):
-            return lit, True, i + len(lit)
-        if lit.startswith(s[i:]):
-            return lit, False, len(s)
-    raise ValueError(f"unexpected character {ch!r}")
-
-
-def _skip_ws(s: str, i: int) -> int:
-    while i < len(s) and s[i].isspace():
-        i += 1
-    return i
-
-
-def _complete_container(s: str, i: int) -> tuple[str, bool, int]:
-    is_obj = s[i] == "{"
-    close = "}" if is_obj else "]"
-    parts: list[str] = []
-    j = i + 1
-    while True:
-        j = _skip_ws(s, j)
-        if j >= len(s):
-            break
-        if s[j] == close and not parts:
-            return s[i : j + 1], True, j + 1
-        key = ""
-        if is_obj:
-            if s[j] != '"':
-                raise ValueError("object key expected")
-            key, done, j = _complete_value(s, j)
-            j = _skip_ws(s, j)
-            if not done or j >= len(s):
-                break
-            if s[j] != ":":
-                raise ValueError("':' expected")
-            j = _skip_ws(s, j + 1)
-            if j >= len(s):
-                break
-            key += ": "
-        value, done, j = _complete_value(s, j)
-        parts.append(key + value)
-        j = _skip_ws(s, j)
-        if not done or j >= len(s):
-            break
-        if s[j] == ",":
-            j += 1
-        elif s[j] == close:
-            return s[i : j + 1], True, j + 1
-        else:
-            raise ValueError("',' or closing bracket expected")
-    return s[i] + ", ".join(parts) + close, False, len(s)
-
-
-@dataclass(frozen=True)
-class JsonFamily:
-    """One marker + JSON body format."""
-
-    name: str
-    extract: Callable[[str, ParseContext], Extraction]
-    # Content before the first of these markers is content whatever follows, so it may
-    # stream; None means leading content depends on later text and everything is held until
-    # finish().
-    stream_before: str | tuple[str, ...] | None = None
-    # Characters right before a marker that the extraction may strip from the content (held
-    # back with the marker; e.g. ERNIE's ``rstrip("\n")``).
-    hold_trailing: str = ""
-    # The tool-call id the format defines for call ``index`` (None: derender assigns one).
-    call_id: Callable[[int], str] | None = None
-
-    @property
-    def stream_markers(self) -> tuple[str, ...]:
-        m = self.stream_before
-        return () if m is None else (m,) if isinstance(m, str) else m
-
-
-class HeldCallsParser(ToolParser):
-    """Streams the surely-content prefix, holds the rest, decides in ``finish()``."""
-
-    family: ClassVar[JsonFamily]
-    # vLLM routes tool_choice="required"/named through this parser (as "auto") when False.
-    supports_required_and_named: ClassVar[bool] = True
-
-    def __init__(self, ctx: ParseContext) -> None:
-        super().__init__(ctx)
-        self._buf = ""
-        self._holding = self.family.stream_before is None
-
-    def feed(self, text: str, token_ids: list[int]) -> Delta:
-        self._buf += text
-        if self._holding:
-            return Delta()
-        markers = self.family.stream_markers
-        pos, _ = find_first(self._buf, markers)
-        if pos != -1:
-            self._holding = True
-        else:
-            pos = len(self._buf) - partial_suffix(self._buf, markers)
-        trailing = self.family.hold_trailing
-        while pos > 0 and self._buf[pos - 1] in trailing:
-            pos -= 1
-        out, self._buf = self._buf[:pos], self._buf[pos:]
-        return Delta(content=out)
-
-    def finish(self) -> Delta:
-        text, self._buf = self._buf, ""
-        if not text:
-            return Delta()
-        return decided_delta(self, self.decide(text), self.call_id)
-
-    def decide(self, text: str) -> Extraction:
-        return self.family.extract(text, self.ctx)
-
-    def call_id(self, index: int) -> str | None:
-        make = self.family.call_id
-        return make(index) if make is not None else None
-
-    def snapshot(self) -> Any:
-        return [self._buf, self._holding]
-
-    def restore(self, snap: Any) -> None:
-        if (
-            not isinstance(snap, list)
-            or len(snap) != 2
-            or not isinstance(snap[0], str)
-            or not isinstance(snap[1], bool)
-        ):
-            raise ValueError("bad json tool parser state")
-        self._buf, self._holding = snap
-
-
 FAMILIES: dict[str, JsonFamily] = {
     f.name: f
     for f in (
@@ -656,11 +457,6 @@ FAMILIES: dict[str, JsonFamily] = {
         JsonFamily("apertus", extract_apertus),
     )
 }
-
-
-def random_uuid() -> str:
-    """16 hex digits, the random part of vLLM's xLAM/Hunyuan tool-call ids."""
-    return f"{uuid.uuid4().int & (1 << 64) - 1:016x}"
 
 
 def family_parser(family: str, *, supports_required_and_named: bool = True) -> type:

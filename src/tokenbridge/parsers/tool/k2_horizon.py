@@ -20,9 +20,9 @@ from typing import Any
 
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools
-from tokenbridge.parsers.tool._schema import coerce_string, schema_types
-from tokenbridge.parsers.tool.json_tags import Extraction
+from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
+from tokenbridge.parsers.engine.schema import coerce_string, schema_types
+from tokenbridge.parsers.engine.held import Extraction
 
 GROUP_START, GROUP_END = "<ifm|tool_calls>", "</ifm|tool_calls>"
 CALL_START, CALL_END = "<ifm|tool_call>", "</ifm|tool_call>"

@@ -19,10 +19,11 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import special_token_texts
-from tokenbridge.parsers.tool._common import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
-from tokenbridge.parsers.tool._common import name_and_args_from_json, thinking_enabled
-from tokenbridge.parsers.tool._schema import fix_arg_types
+from tokenbridge.parsers.engine.lexer import special_token_texts
+from tokenbridge.parsers.engine.calls import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
+from tokenbridge.parsers.engine.json import name_and_args_from_json
+from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_ON
+from tokenbridge.parsers.engine.schema import fix_arg_types
 
 THINK_START = "<think>"
 THINK_END = "</think>"
@@ -105,8 +106,8 @@ class KimiK2ToolParser(EngineToolParser):
         }
         # ``</think>`` left in content is swallowed only when thinking is on and a reasoning
         # parser is configured (without one, vLLM passes reasoning markup through as text).
-        self._drop_think_end = thinking_enabled(ctx) and ctx.reasoning_parser is not None
-        if thinking_enabled(ctx):
+        self._drop_think_end = EITHER_FLAG_DEFAULT_ON.of(ctx) and ctx.reasoning_parser is not None
+        if EITHER_FLAG_DEFAULT_ON.of(ctx):
             self._markers[THINK_START] = THINK_START
             self._markers[THINK_END] = THINK_END
         for t in special_token_texts(ctx.vocab):

@@ -21,7 +21,7 @@ import warnings
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily, as_content
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
 from tokenbridge.parsers.tool.pythonic import _dotted_name, _literal
 
 START, END = "<|tool_call_start|>", "<|tool_call_end|>"

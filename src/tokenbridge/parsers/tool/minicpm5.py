@@ -19,9 +19,9 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool._held import HeldBlockParser
-from tokenbridge.parsers.tool.json_tags import Extraction, as_content, random_uuid
+from tokenbridge.parsers.engine.json import dumps_args
+from tokenbridge.parsers.engine.held import HeldBlockParser
+from tokenbridge.parsers.engine.held import Extraction, as_content, random_uuid
 
 _FUNC_NAME = re.compile(r"<function\s+name=['\"]([^'\"]+)['\"][^>]*>")
 _PARAM = re.compile(r"<param\s+name=['\"]([^'\"]+)['\"]>([\s\S]*?)</param>", re.S)

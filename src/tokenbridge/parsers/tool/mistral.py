@@ -43,10 +43,10 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import special_token_texts
-from tokenbridge.parsers.tool._common import lex
-from tokenbridge.parsers.tool._schema import fix_arg_types
-from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily, as_content
+from tokenbridge.parsers.engine.lexer import special_token_texts
+from tokenbridge.parsers.engine.lexer import lex
+from tokenbridge.parsers.engine.schema import fix_arg_types
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
 
 BOT = "[TOOL_CALLS]"
 ARGS = "[ARGS]"

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.tool.json_tags import Extraction, HeldCallsParser, JsonFamily
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily
 
 _HEADER = re.compile(
     r"(?:<\|start\|>\s*assistant)?[^\S\n]*(?:to=(?P<rcpt>[A-Za-z0-9_.\-]+))?<\|message\|>"

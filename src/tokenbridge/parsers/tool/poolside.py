@@ -17,9 +17,9 @@ import warnings
 from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools
-from tokenbridge.parsers.tool.json_tags import Extraction, as_content
+from tokenbridge.parsers.engine.json import dumps_args
+from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
+from tokenbridge.parsers.engine.held import Extraction, as_content
 
 START = "<tool_call>"
 _CALL = re.compile(r"<tool_call>.*?</tool_call>", re.S)

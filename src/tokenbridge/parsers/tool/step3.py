@@ -15,9 +15,9 @@ import re
 from typing import Any
 
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.text import dumps_args
-from tokenbridge.parsers.tool._held import HeldBlockParser, function_tools
-from tokenbridge.parsers.tool.json_tags import Extraction, as_content
+from tokenbridge.parsers.engine.json import dumps_args
+from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
+from tokenbridge.parsers.engine.held import Extraction, as_content
 
 CALLS_BEGIN, CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"

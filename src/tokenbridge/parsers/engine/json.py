@@ -1,0 +1,223 @@
+"""JSON as vLLM's tool parsers read and write it: argument text, call objects, cut-off bodies.
+
+Arguments are re-serialized as vLLM does (``json.dumps(..., ensure_ascii=False)``); call bodies
+are scanned for their objects without parsing (a streamed body may be unfinished); a truncated
+body is completed the way vLLM's partial-JSON reader completes it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def dumps_args(value) -> str:
+    """Arguments re-serialized the way vLLM's parsers do: ``json.dumps(..., ensure_ascii=False)``."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+_JSON_WS = " \t\r\n"
+
+
+def name_and_args_from_json(
+    raw: str, keys: tuple[str, ...] = ("arguments", "parameters")
+) -> tuple[Any, str]:
+    """A call body that is a JSON call object: its ``name`` and its arguments.
+
+    The engine's fallback when no name was read from the markup: the arguments are the first
+    of ``keys`` present (verbatim when a string), else every other member.
+    """
+    raw = raw.strip()
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return "", raw
+    if not isinstance(parsed, dict):
+        return "", raw
+    name = parsed.get("name", "")
+    for key in keys:
+        if key in parsed:
+            val = parsed[key]
+            return name, val if isinstance(val, str) else json.dumps(val, ensure_ascii=False)
+    return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
+
+
+def json_object_end(raw: str, start: int) -> int | None:
+    """End (exclusive) of the JSON object opening at ``raw[start]``; None while unclosed."""
+    depth, in_str, esc = 0, False, False
+    for i in range(start, len(raw)):
+        ch = raw[i]
+        if esc:
+            esc = False
+        elif in_str:
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def json_member_object(raw: str, key: str) -> str | None:
+    """Verbatim text of the top-level object member ``key`` (an unclosed one runs to the end);
+    None without one. A member that is not an object is a ValueError."""
+    depth, in_str, esc, str_start = 0, False, False, -1
+    last: str | None = None
+    for i, ch in enumerate(raw):
+        if esc:
+            esc = False
+        elif in_str:
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+                if depth == 1:
+                    last = raw[str_start + 1 : i]
+        elif ch == '"':
+            in_str, str_start = True, i
+        elif ch == ":" and depth == 1 and last == key:
+            j = i + 1
+            while j < len(raw) and raw[j] in _JSON_WS:
+                j += 1
+            if j >= len(raw):
+                return None
+            if raw[j] != "{":
+                raise ValueError(f"member {key!r} must be a JSON object")
+            return raw[j : json_object_end(raw, j)]
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return None
+
+
+_LITERALS = ("null", "true", "false", "Infinity", "-Infinity", "NaN")
+
+
+def complete_truncated_json(text: str) -> Any:
+    """The value of a JSON text cut short (a length limit): open strings and containers are
+    closed, a dangling number sign/point/exponent is dropped, a partial literal completed, an
+    object member without a complete key or any value dropped. Malformed text raises."""
+    s = text.strip()
+    if not s:
+        raise ValueError("empty JSON")
+    out, _, _ = _complete_value(s, 0)
+    return json.loads(out)
+
+
+def _complete_value(s: str, i: int) -> tuple[str, bool, int]:
+    """``(completed text of the value at i, whether it was complete, end index)``."""
+    ch = s[i]
+    if ch == '"':
+        j = i + 1
+        while j < len(s):
+            if s[j] == "\\":
+                if j + 1 >= len(s):
+                    break
+                j += 2
+                continue
+            if s[j] == '"':
+                return s[i : j + 1], True, j + 1
+            j += 1
+        body = s[i:j]
+        esc = body.rfind("\\u", max(0, len(body) - 5))
+        if esc != -1 and (esc - len(body[:esc].rstrip("\\"))) % 2 == 0:
+            body = body[:esc]
+        return body + '"', False, len(s)
+    if ch in "[{":
+        return _complete_container(s, i)
+    if ch in "0123456789" or (ch == "-" and s[i + 1 : i + 2] not in ("I", "")):
+        j = i + 1
+        while j < len(s) and s[j] in "0123456789.-+eE":
+            j += 1
+        num = s[i:j]
+        trimmed = num.rstrip(".-+eE")
+        return trimmed, j < len(s) and trimmed == num, j
+    for lit in _LITERALS:
+        if s.startswith(lit, i):
+            return lit, True, i + len(lit)
+        if lit.startswith(s[i:]):
+            return lit, False, len(s)
+    raise ValueError(f"unexpected character {ch!r}")
+
+
+def _skip_ws(s: str, i: int) -> int:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def _complete_container(s: str, i: int) -> tuple[str, bool, int]:
+    is_obj = s[i] == "{"
+    close = "}" if is_obj else "]"
+    parts: list[str] = []
+    j = i + 1
+    while True:
+        j = _skip_ws(s, j)
+        if j >= len(s):
+            break
+        if s[j] == close and not parts:
+            return s[i : j + 1], True, j + 1
+        key = ""
+        if is_obj:
+            if s[j] != '"':
+                raise ValueError("object key expected")
+            key, done, j = _complete_value(s, j)
+            j = _skip_ws(s, j)
+            if not done or j >= len(s):
+                break
+            if s[j] != ":":
+                raise ValueError("':' expected")
+            j = _skip_ws(s, j + 1)
+            if j >= len(s):
+                break
+            key += ": "
+        value, done, j = _complete_value(s, j)
+        parts.append(key + value)
+        j = _skip_ws(s, j)
+        if not done or j >= len(s):
+            break
+        if s[j] == ",":
+            j += 1
+        elif s[j] == close:
+            return s[i : j + 1], True, j + 1
+        else:
+            raise ValueError("',' or closing bracket expected")
+    return s[i] + ", ".join(parts) + close, False, len(s)
+
+
+def json_args_pieces(
+    text: str, held: str, depth: int, in_str: bool, esc: bool
+) -> tuple[list[str], str, int, bool, bool]:
+    """Argument text as vLLM's engine emits it: a top-level closing bracket is held back until
+    more text shows it is not the end (the held text can land after a later argument event, so
+    the order is replayed). Returns the pieces to emit and the new ``(held, depth, in_str, esc)``."""
+    pieces = []
+    for ch in text:
+        held += ch
+        if esc:
+            esc = False
+        elif in_str:
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            if depth > 0:
+                depth -= 1
+            if depth == 0:
+                continue
+        pieces.append(held)
+        held = ""
+    return pieces, held, depth, in_str, esc
