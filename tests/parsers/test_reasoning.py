@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tokenbridge.parsers.reasoning as reasoning_pkg
+from conftest import SHARED
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
-SHARED = Path("/work/shared")
 MODELS = SHARED / "models"
 CASES = SHARED / "parity" / "cases"
 
-for _m in pkgutil.iter_modules(reasoning_pkg.__path__):
-    importlib.import_module(f"{reasoning_pkg.__name__}.{_m.name}")
+registry.load_all()
 
 
 def parser_cls(name: str):

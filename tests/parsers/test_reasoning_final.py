@@ -21,7 +21,7 @@ from tokenizers import AddedToken, Tokenizer
 from tests.parsers.test_reasoning import MODELS, parse, parser_cls, vocab
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.reasoning.inkling import MARKERS as INKLING_MARKERS
+from tokenbridge.parsers.families.inkling import MARKERS as INKLING_MARKERS
 
 #: One vocabulary holds the Mistral v13, Muse, Kimi K3 and Inkling markers (loading is slow).
 MISTRAL_V13 = MUSE = KIMI_K3 = INKLING = (

@@ -49,7 +49,7 @@ def test_parsers_json_names_each_parser_module():
     doc = registry.describe()
     for kind in ("tool", "reasoning"):
         for e in doc[kind]:
-            assert e["module"].startswith(f"tokenbridge.parsers.{kind}."), e
+            assert e["module"].startswith((f"tokenbridge.parsers.{kind}.", "tokenbridge.parsers.families.")), e
 
 
 PLAIN = "Hello, plain answer."

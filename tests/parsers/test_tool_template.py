@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from feeding import feed
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.tool.response_template import TemplateError
+from tokenbridge.parsers.engine.template import TemplateError
 
 QWEN = {
     "defaults": {"role": "assistant"},

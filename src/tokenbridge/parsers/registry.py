@@ -1,7 +1,9 @@
 """Name -> parser class, for tool-call and reasoning parsers, with every alias users paste.
 
-Family modules register themselves with ``@tool_parser(...)`` / ``@reasoning_parser(...)``;
-``load_all()`` imports every module under ``parsers.tool`` and ``parsers.reasoning``.
+Family modules register themselves with ``@tool_parser(...)`` / ``@reasoning_parser(...)``, which
+also carry the render-side declarations (``parsers.declare``) that render reads from here;
+``load_all()`` imports the modules of ``FAMILY_MODULES`` and every module under ``parsers.tool`` and
+``parsers.reasoning``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ import pkgutil
 from dataclasses import dataclass, field
 
 from tokenbridge.parsers.base import ReasoningParser, ToolParser
+from tokenbridge.parsers.declare import RenderRules
+
+NO_RENDER_RULES = RenderRules()
 
 
 @dataclass
@@ -19,6 +24,10 @@ class Entry:
     cls: type
     family: str
     aliases: list[str] = field(default_factory=list)
+    #: A tool parser's request changes (``render/parser_adjust.py``).
+    render: RenderRules = NO_RENDER_RULES
+    #: A reasoning parser whose vLLM adapter clears ``skip_special_tokens`` on every request.
+    keeps_special: bool = False
 
 
 TOOL: dict[str, Entry] = {}
@@ -26,6 +35,19 @@ REASONING: dict[str, Entry] = {}
 _ALIAS_TOOL: dict[str, str] = {}
 _ALIAS_REASONING: dict[str, str] = {}
 _loaded = False
+
+#: The family modules under ``parsers/families/``, one line per family. (Families not moved there
+#: yet live under ``parsers/tool/`` and ``parsers/reasoning/``, whose modules are all loaded.)
+FAMILY_MODULES = (
+    "glm",
+    "granite",
+    "inkling",
+    "mimo",
+    "minimax",
+    "plamo",
+    "qwen",
+    "step",
+)
 
 # Spellings other servers' parser factories accept for a family we have, where the family
 # module does not declare them (SMG 1.13's CLI choices). Names those servers map to a parser
@@ -51,9 +73,9 @@ EXTRA_REASONING_ALIASES = {
 }
 
 
-def _register(table, alias_table, name, aliases, family):
+def _register(table, alias_table, name, aliases, family, **declared):
     def deco(cls):
-        entry = Entry(name, cls, family or name, list(aliases))
+        entry = Entry(name, cls, family or name, list(aliases), **declared)
         if name in table or name in alias_table:
             raise RuntimeError(f"parser name registered twice: {name}")
         table[name] = entry
@@ -66,12 +88,12 @@ def _register(table, alias_table, name, aliases, family):
     return deco
 
 
-def tool_parser(name: str, *aliases: str, family: str | None = None):
-    return _register(TOOL, _ALIAS_TOOL, name, aliases, family)
+def tool_parser(name: str, *aliases: str, family: str | None = None, render: RenderRules = NO_RENDER_RULES):
+    return _register(TOOL, _ALIAS_TOOL, name, aliases, family, render=render)
 
 
-def reasoning_parser(name: str, *aliases: str, family: str | None = None):
-    return _register(REASONING, _ALIAS_REASONING, name, aliases, family)
+def reasoning_parser(name: str, *aliases: str, family: str | None = None, keeps_special: bool = False):
+    return _register(REASONING, _ALIAS_REASONING, name, aliases, family, keeps_special=keeps_special)
 
 
 def load_all() -> None:
@@ -82,6 +104,8 @@ def load_all() -> None:
     import tokenbridge.parsers.reasoning as r
     import tokenbridge.parsers.tool as t
 
+    for module in FAMILY_MODULES:
+        importlib.import_module(f"tokenbridge.parsers.families.{module}")
     for pkg in (t, r):
         for mod in pkgutil.iter_modules(pkg.__path__):
             if not mod.name.startswith("_"):
@@ -114,6 +138,17 @@ def get_tool_parser(name: str) -> type[ToolParser] | None:
 def get_reasoning_parser(name: str) -> type[ReasoningParser] | None:
     e = _lookup(REASONING, _ALIAS_REASONING, name)
     return e.cls if e else None
+
+
+def tool_render_rules(name: str) -> RenderRules:
+    """The request changes of the tool parser ``name`` (an alias or unknown name: its parser's, or none)."""
+    e = _lookup(TOOL, _ALIAS_TOOL, name)
+    return e.render if e else NO_RENDER_RULES
+
+
+def reasoning_keeps_special(name: str) -> bool:
+    e = _lookup(REASONING, _ALIAS_REASONING, name)
+    return bool(e and e.keeps_special)
 
 
 def canonical_tool_name(name: str) -> str:

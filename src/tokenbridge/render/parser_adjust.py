@@ -4,73 +4,21 @@ A configured parser may force ``skip_special_tokens`` off (so its markers surviv
 detokenization) and constrain tool calls: with an xgrammar structural tag for parsers that
 have a structural-tag model, with a JSON schema for a forced choice otherwise. Harmony
 (gpt-oss) also moves an output constraint onto its final channel. These facts belong to
-vLLM's parser classes, keyed here by their registered names; render applies them exactly
+vLLM's parser classes; each family declares them with its parser (``parsers.declare``), and
+render reads them from ``parsers.registry``. Render applies them exactly
 when vLLM calls ``adjust_request``: when a reasoning parser is configured or the effective
 ``tool_choice`` is not ``"none"`` (for Harmony, whenever a parser is configured).
 """
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.declare import RenderRules, ToolStrictLevel
 from tokenbridge.render import structural_tags as st
 
-# When a tool parser clears skip_special_tokens: "never"; "with_tools" (tools given and
-# tool_choice is not "none"); "always" (every adjusted request: vLLM's engine-based adapters).
-KeepSpecial = Literal["never", "with_tools", "always"]
-# Which schema a required/named tool_choice becomes: none, vLLM's generic
-# ``[{"name", "parameters"}]`` array, or Mistral's ``[{"name", "arguments"}]`` array.
-ForcedSchema = Literal["none", "tools", "mistral"]
-
-
-class ToolStrictLevel(enum.IntEnum):
-    """vLLM's floor for tool-call structural tags.
-
-    AUTO: constrain calls only for required/named choices or strict tools; FUNCTION: also
-    for ``auto``; PARAMETER: pin every tool's argument schema as if it were strict.
-    """
-
-    AUTO = 0
-    FUNCTION = 1
-    PARAMETER = 2
-
-
-@dataclass(frozen=True)
-class ToolParserRules:
-    keep_special: KeepSpecial = "never"
-    # vLLM's structural-tag model: with one, tool calls are constrained by a structural tag.
-    structural_tag_model: str | None = None
-    forced_schema: ForcedSchema = "tools"
-    default_strict_level: ToolStrictLevel = ToolStrictLevel.AUTO
-
-
-TOOL_PARSER_RULES: dict[str, ToolParserRules] = {
-    "hermes": ToolParserRules("with_tools", "hermes"),
-    "qwen3_coder": ToolParserRules("always", "qwen_3_coder"),
-    "qwen3_xml": ToolParserRules("always", "qwen_3_coder"),
-    "llama3_json": ToolParserRules("never", "llama"),
-    "llama4_json": ToolParserRules("never", "llama"),
-    "pythonic": ToolParserRules("never"),
-    "deepseek_v3": ToolParserRules("never", "deepseek_r1"),
-    "deepseek_v31": ToolParserRules("never", "deepseek_v3_1"),
-    "glm45": ToolParserRules("always", "glm_4_7", "none", ToolStrictLevel.FUNCTION),
-    "glm47": ToolParserRules("always", "glm_4_7", "none", ToolStrictLevel.FUNCTION),
-    "kimi_k2": ToolParserRules("with_tools", "kimi", "none"),
-    "granite": ToolParserRules("always"),
-    "phi4_mini_json": ToolParserRules("never"),
-    "mistral": ToolParserRules("with_tools", None, "mistral"),
-    "openai": ToolParserRules("never", "harmony"),
-    "jamba": ToolParserRules("with_tools"),
-    "internlm": ToolParserRules("with_tools"),
-    "step3": ToolParserRules("with_tools"),
-    "granite4": ToolParserRules("with_tools"),
-}
-_DEFAULT_TOOL_RULES = ToolParserRules()
-
-# vLLM's engine-based reasoning adapters clear skip_special_tokens on every request.
-REASONING_KEEPS_SPECIAL = frozenset({"qwen3", "glm45", "glm47", "kimi_k2", "nemotron_v3", "seed_oss"})
 # Fields a Harmony output constraint clears when it becomes a structural tag.
 _OUTPUT_CONSTRAINT_KEYS = ("json", "regex", "choice", "grammar", "json_object")
 
@@ -105,18 +53,17 @@ def adjust_request(
             structured_outputs = out.structured_outputs
     elif not (reasoning_parser or (tool_parser and tool_choice != "none")):
         return out
-    if reasoning_parser in REASONING_KEEPS_SPECIAL:
+    if reasoning_parser and registry.reasoning_keeps_special(reasoning_parser):
         out.skip_special_tokens = False
     if not tool_parser:
         return out
-    rules = TOOL_PARSER_RULES.get(tool_parser, _DEFAULT_TOOL_RULES)
+    rules = registry.tool_render_rules(tool_parser)
     tools_active = bool(tools) and tool_choice != "none"
     if rules.keep_special == "always" or (rules.keep_special == "with_tools" and tools_active):
         out.skip_special_tokens = False
-    if rules.structural_tag_model is not None:
+    if rules.structural_tag is not None:
         tag = tool_call_structural_tag(
-            rules.structural_tag_model,
-            rules.default_strict_level,
+            rules,
             tools,
             tool_choice,
             parallel_tool_calls,
@@ -151,14 +98,14 @@ def harmony_output_constraint(structured_outputs: dict | None) -> dict | None:
 
 
 def tool_call_structural_tag(
-    model: str,
-    strict_level: ToolStrictLevel,
+    rules: RenderRules,
     tools: list[dict] | None,
     tool_choice: Any,
     parallel_tool_calls: bool | None,
     structured_outputs: dict | None,
 ) -> str | None:
     """vLLM's ``_apply_structural_tag``: the tag constraining tool calls, or ``None`` for none."""
+    strict_level = rules.default_strict_level
     is_auto = tool_choice == "auto"
     if not tools or not (is_auto or tool_choice == "required" or isinstance(tool_choice, dict)):
         return None
@@ -182,10 +129,10 @@ def tool_call_structural_tag(
         name = _function(tool_choice).get("name")
         resolved = [t for t in resolved if t.name == name]
         mode = "forced"
-    if model == "harmony":
+    if rules.grammar is None:  # Harmony's channels, built by render
         fmt = st.harmony_tool_call_format(resolved, mode)
     else:
-        fmt = st.tool_call_format(st.family_for(model, resolved), resolved, mode)
+        fmt = st.tool_call_format(st.grammar_for(rules.grammar, resolved), resolved, mode)
     if single_call:
         st.limit_to_single_call(fmt)
     if output is not None:

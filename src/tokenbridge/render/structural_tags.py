@@ -2,8 +2,8 @@
 
 A structural tag is a tree of xgrammar formats, serialized as vLLM does
 (``json.dumps`` of the pydantic dump): every field of a format in declaration order, unset
-ones at their default. Tool-call grammars come from a table of per-family markers and
-layouts (``TOOL_CALL_FAMILIES``); Harmony (gpt-oss) builds its channel grammar separately.
+ones at their default. Tool-call grammars are built from the markers and layouts each family
+declares (``parsers.declare.ToolCallGrammar``); Harmony (gpt-oss) builds its channel grammar here.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
+from tokenbridge.parsers.declare import ToolCallGrammar
 
 _REQUIRED = object()
 
@@ -125,143 +126,6 @@ def _child_formats(fmt: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 ToolChoiceMode = Literal["auto", "required", "forced"]
-# Argument grammars: JSON, Qwen XML parameters, Kimi's ``<index><|tool_call_argument_begin|>{json}``,
-# and GLM's ``<arg_key>/<arg_value>`` pairs (schema-pinned for strict tools, shallow otherwise).
-ArgumentsShape = Literal["json", "qwen_xml", "kimi_indexed_json", "glm_pairs"]
-# auto: "calls" triggers on the call marker; "section" triggers on the section opener.
-AutoLayout = Literal["calls", "section"]
-# required: "triggered" call tags with at least one; "list" back-to-back calls; "section_tag" a
-# section tag around the list; "section_sequence" section markers as constant strings.
-RequiredLayout = Literal["triggered", "list", "section_tag", "section_sequence"]
-# forced: "tag" one call (section markers folded in); "list" a list stopped after one call;
-# "section_sequence" the single call between constant section markers.
-ForcedLayout = Literal["tag", "list", "section_sequence"]
-
-
-@dataclass(frozen=True)
-class CallSpelling:
-    """One way a call is written: ``before_name + name + after_name``, arguments, ``end``."""
-
-    before_name: str
-    after_name: str
-    end: str
-
-
-@dataclass(frozen=True)
-class ToolCallFamily:
-    """How one model family writes tool calls, and how each tool choice constrains them."""
-
-    spellings: tuple[CallSpelling, ...]
-    arguments: ArgumentsShape
-    trigger: str
-    auto_layout: AutoLayout
-    required_layout: RequiredLayout
-    forced_layout: ForcedLayout
-    text_excludes: tuple[str, ...] = ()
-    section_begin: str = ""
-    section_end: str = ""
-    separator: str = ""
-
-
-_THINK_TOKENS = ("<think>", "</think>")
-_GLM_CONTROL_TOKENS = ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
-_GLM_VALUE_EXCLUDES = _THINK_TOKENS + _GLM_CONTROL_TOKENS
-_GLM_TEXT_EXCLUDES = tuple(t for t in _GLM_VALUE_EXCLUDES if t != "<tool_call>")
-_DEEPSEEK_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
-_DEEPSEEK_CALLS_END = "<｜tool▁calls▁end｜>"
-_DEEPSEEK_CALL_BEGIN = "<｜tool▁call▁begin｜>"
-_DEEPSEEK_CALL_END = "<｜tool▁call▁end｜>"
-_DEEPSEEK_SEP = "<｜tool▁sep｜>"
-_KIMI_ARGUMENTS_BEGIN = "<|tool_call_argument_begin|>"
-
-
-def _hermes_style(start: str, end: str) -> ToolCallFamily:
-    return ToolCallFamily(
-        spellings=(
-            CallSpelling(start + '\n{"name": "', '", "arguments": ', "}\n" + end),
-            CallSpelling(start + '{"name": "', '", "arguments": ', "}" + end),
-        ),
-        arguments="json",
-        trigger=start,
-        auto_layout="calls",
-        required_layout="list",
-        forced_layout="list",
-    )
-
-
-def _triggered_family(spelling: CallSpelling, trigger: str, arguments: ArgumentsShape) -> ToolCallFamily:
-    """Calls anywhere in the text, each one a tag once its trigger shows."""
-    return ToolCallFamily(
-        spellings=(spelling,),
-        arguments=arguments,
-        trigger=trigger,
-        auto_layout="calls",
-        required_layout="triggered",
-        forced_layout="tag",
-        text_excludes=_THINK_TOKENS,
-    )
-
-
-def _deepseek_family(spelling: CallSpelling, separator: str = "") -> ToolCallFamily:
-    """DeepSeek's calls, all inside one calls section."""
-    return ToolCallFamily(
-        spellings=(spelling,),
-        arguments="json",
-        trigger=_DEEPSEEK_CALLS_BEGIN,
-        auto_layout="section",
-        required_layout="section_tag",
-        forced_layout="tag",
-        text_excludes=_THINK_TOKENS,
-        section_begin=_DEEPSEEK_CALLS_BEGIN,
-        section_end=_DEEPSEEK_CALLS_END,
-        separator=separator,
-    )
-
-
-def _glm_family(required_layout: RequiredLayout, forced_layout: ForcedLayout) -> ToolCallFamily:
-    return ToolCallFamily(
-        spellings=(CallSpelling("<tool_call>", "", "</tool_call>"),),
-        arguments="glm_pairs",
-        trigger="<tool_call>",
-        auto_layout="calls",
-        required_layout=required_layout,
-        forced_layout=forced_layout,
-        text_excludes=_GLM_TEXT_EXCLUDES,
-    )
-
-
-# Keyed by vLLM's structural-tag model name.
-TOOL_CALL_FAMILIES: dict[str, ToolCallFamily] = {
-    "hermes": _hermes_style("<tool_call>", "</tool_call>"),
-    "longcat": _hermes_style("<longcat_tool_call>", "</longcat_tool_call>"),
-    "llama": _triggered_family(CallSpelling('{"name": "', '", "parameters": ', "}"), '{"name": ', "json"),
-    "qwen_3_coder": _triggered_family(
-        CallSpelling("<tool_call>\n<function=", ">\n", "\n</function>\n</tool_call>"),
-        "<tool_call>\n<function=",
-        "qwen_xml",
-    ),
-    "deepseek_r1": _deepseek_family(
-        CallSpelling(
-            _DEEPSEEK_CALL_BEGIN + "function" + _DEEPSEEK_SEP, "\n```json\n", "\n```" + _DEEPSEEK_CALL_END
-        ),
-        separator="\n",
-    ),
-    "deepseek_v3_1": _deepseek_family(CallSpelling(_DEEPSEEK_CALL_BEGIN, _DEEPSEEK_SEP, _DEEPSEEK_CALL_END)),
-    "kimi": ToolCallFamily(
-        spellings=(CallSpelling("<|tool_call_begin|>functions.", ":", "<|tool_call_end|>"),),
-        arguments="kimi_indexed_json",
-        trigger="<|tool_calls_section_begin|>",
-        auto_layout="section",
-        required_layout="section_sequence",
-        forced_layout="section_sequence",
-        text_excludes=_THINK_TOKENS + ("<|tool_call_begin|>",),
-        section_begin="<|tool_calls_section_begin|>",
-        section_end="<|tool_calls_section_end|>",
-    ),
-    "glm_4_7": _glm_family("list", "list"),
-}
-# GLM when every tool is strict: xgrammar's builtin layout instead of vLLM's shallow one.
-_GLM_ALL_STRICT = _glm_family("triggered", "tag")
 
 
 @dataclass(frozen=True)
@@ -288,7 +152,7 @@ def _one_or_either(formats: list[dict[str, Any]]) -> dict[str, Any]:
     return formats[0] if len(formats) == 1 else node("or", elements=formats)
 
 
-def _glm_value(prop: dict[str, Any]) -> dict[str, Any]:
+def _glm_value(prop: dict[str, Any], excludes: tuple[str, ...]) -> dict[str, Any]:
     """One GLM argument value: enum constants, free text for strings, typed JSON otherwise."""
     if "enum" in prop:
         return _one_or_either(
@@ -296,12 +160,12 @@ def _glm_value(prop: dict[str, Any]) -> dict[str, Any]:
         )
     prop_type = prop.get("type")
     if isinstance(prop_type, list):
-        formats = [_glm_value({"type": t}) for t in prop_type if t != "string"]
+        formats = [_glm_value({"type": t}, excludes) for t in prop_type if t != "string"]
         if "string" in prop_type:
-            formats.append(node("any_text", excludes=list(_GLM_VALUE_EXCLUDES)))
+            formats.append(node("any_text", excludes=list(excludes)))
         return _one_or_either(formats)
     if prop_type in (None, "string"):
-        return node("any_text", excludes=list(_GLM_VALUE_EXCLUDES))
+        return node("any_text", excludes=list(excludes))
     return node("json_schema", json_schema={"type": prop_type})
 
 
@@ -318,7 +182,7 @@ def _glm_plain_properties(parameters: dict[str, Any]) -> dict[str, Any] | None:
     return properties
 
 
-def _glm_arguments(tool: Tool) -> dict[str, Any]:
+def _glm_arguments(tool: Tool, excludes: tuple[str, ...]) -> dict[str, Any]:
     properties = None if tool.strict else _glm_plain_properties(tool.parameters or {})
     if properties is None:
         return node("json_schema", json_schema=tool.argument_schema if tool.strict else True, style="glm_xml")
@@ -327,7 +191,7 @@ def _glm_arguments(tool: Tool) -> dict[str, Any]:
             "sequence",
             elements=[
                 node("const_string", value=f"<arg_key>{key}</arg_key><arg_value>"),
-                _glm_value(prop),
+                _glm_value(prop, excludes),
                 node("const_string", value="</arg_value>"),
             ],
         )
@@ -336,7 +200,8 @@ def _glm_arguments(tool: Tool) -> dict[str, Any]:
     return node("star", content=_one_or_either(pairs))
 
 
-def _arguments(shape: ArgumentsShape, tool: Tool) -> dict[str, Any]:
+def _arguments(grammar: ToolCallGrammar, tool: Tool) -> dict[str, Any]:
+    shape = grammar.arguments
     if shape == "json":
         return _json_arguments(tool)
     if shape == "qwen_xml":
@@ -346,19 +211,19 @@ def _arguments(shape: ArgumentsShape, tool: Tool) -> dict[str, Any]:
             "sequence",
             elements=[
                 node("regex", pattern=r"\d+"),
-                node("const_string", value=_KIMI_ARGUMENTS_BEGIN),
+                node("const_string", value=grammar.arguments_marker),
                 _json_arguments(tool),
             ],
         )
-    return _glm_arguments(tool)
+    return _glm_arguments(tool, grammar.value_excludes)
 
 
-def _call_tags(family: ToolCallFamily, tools: list[Tool], begin_prefix: str = "", end_suffix: str = "") -> list:
+def _call_tags(family: ToolCallGrammar, tools: list[Tool], begin_prefix: str = "", end_suffix: str = "") -> list:
     return [
         node(
             "tag",
             begin=begin_prefix + spelling.before_name + tool.name + spelling.after_name,
-            content=_arguments(family.arguments, tool),
+            content=_arguments(family, tool),
             end=spelling.end + end_suffix,
         )
         for tool in tools
@@ -366,7 +231,7 @@ def _call_tags(family: ToolCallFamily, tools: list[Tool], begin_prefix: str = ""
     ]
 
 
-def _call_list(family: ToolCallFamily, tags: list, stop_after_first: bool = False) -> dict[str, Any]:
+def _call_list(family: ToolCallGrammar, tags: list, stop_after_first: bool = False) -> dict[str, Any]:
     return node(
         "tags_with_separator",
         tags=tags,
@@ -376,7 +241,7 @@ def _call_list(family: ToolCallFamily, tags: list, stop_after_first: bool = Fals
     )
 
 
-def _section_sequence(family: ToolCallFamily, inner: dict[str, Any]) -> dict[str, Any]:
+def _section_sequence(family: ToolCallGrammar, inner: dict[str, Any]) -> dict[str, Any]:
     return node(
         "sequence",
         elements=[
@@ -387,7 +252,7 @@ def _section_sequence(family: ToolCallFamily, inner: dict[str, Any]) -> dict[str
     )
 
 
-def tool_call_format(family: ToolCallFamily, tools: list[Tool], mode: ToolChoiceMode) -> dict[str, Any]:
+def tool_call_format(family: ToolCallGrammar, tools: list[Tool], mode: ToolChoiceMode) -> dict[str, Any]:
     """The grammar for ``tools`` under a simplified tool choice (forced: ``tools`` is the named one)."""
     tags = _call_tags(family, tools)
     excludes = list(family.text_excludes)
@@ -412,11 +277,11 @@ def tool_call_format(family: ToolCallFamily, tools: list[Tool], mode: ToolChoice
     return _section_sequence(family, tags[0])
 
 
-def family_for(model: str, tools: list[Tool]) -> ToolCallFamily:
-    """The call format of vLLM's structural-tag model ``model`` for these tools."""
-    if model == "glm_4_7" and tools and all(tool.strict for tool in tools):
-        return _GLM_ALL_STRICT
-    return TOOL_CALL_FAMILIES[model]
+def grammar_for(grammar: ToolCallGrammar, tools: list[Tool]) -> ToolCallGrammar:
+    """The family's grammar for these tools (its ``all_strict`` one when every tool is strict)."""
+    if grammar.all_strict is not None and tools and all(tool.strict for tool in tools):
+        return grammar.all_strict
+    return grammar
 
 
 # Harmony (gpt-oss): messages on analysis/commentary/final channels, calls addressed ``to=functions.N``.

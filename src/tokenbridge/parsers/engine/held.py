@@ -11,11 +11,12 @@ result, and the state is the undecided text plus a mode and a flag.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator, NamedTuple
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 
 
@@ -226,3 +227,59 @@ def function_tools(ctx: ParseContext) -> Iterator[tuple[Any, Any]]:
         if isinstance(tool, dict) and tool.get("type", "function") == "function":
             fn = tool.get("function") or {}
             yield fn.get("name"), fn.get("parameters")
+
+
+def held_calls_parser(family: JsonFamily, *, supports_required_and_named: bool = True) -> type[HeldCallsParser]:
+    """The parser class of one ``JsonFamily`` row, in the caller's module."""
+    return type(
+        f"{family.name.title().replace('_', '').replace('-', '')}ToolParser",
+        (HeldCallsParser,),
+        {
+            "family": family,
+            "name": family.name,
+            "supports_required_and_named": supports_required_and_named,
+            "__doc__": f"vLLM's ``{family.name}`` tool-call format.",
+            "__module__": sys._getframe(1).f_globals["__name__"],
+        },
+    )
+
+
+class WholeTextParser(ReasoningParser):
+    """Buffers the output; ``split`` gives vLLM's ``(reasoning, content)`` for all of it."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.buf = ""
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        raise NotImplementedError
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        self.buf += text
+        return "", ""
+
+    def finish(self) -> tuple[str, str]:
+        reasoning, content = self.split(self.buf)
+        self.buf = ""
+        self.empty_reasoning = None if reasoning is None else ""
+        self.empty_content = None if content is None else ""
+        return reasoning or "", content or ""
+
+    def snapshot(self) -> Any:
+        return self.buf
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, str):
+            raise ValueError("bad reasoning parser state")
+        self.buf = snap
+
+
+def decoded_prompt(prompt_token_ids: list[int], ctx: ParseContext) -> str | None:
+    """The prompt as text, special tokens kept when the tokenizer can; None without a decoder."""
+    decode = getattr(ctx.vocab, "decode", None)
+    if decode is None:
+        return None
+    try:
+        return decode(list(prompt_token_ids), skip_special_tokens=False)
+    except TypeError:
+        return decode(list(prompt_token_ids))

@@ -221,3 +221,27 @@ def json_args_pieces(
         pieces.append(held)
         held = ""
     return pieces, held, depth, in_str, esc
+
+
+def name_of(obj: Any) -> str:
+    """``obj["name"]``; vLLM's ``FunctionCall`` rejects a non-string name (the caller falls back)."""
+    name = obj["name"]
+    if not isinstance(name, str):
+        raise TypeError("tool name is not a string")
+    return name
+
+
+def call_from_object(obj: Any, args_keys: tuple[str, ...]) -> tuple[str, str]:
+    """``(name, arguments)`` of a ``{"name": …, <args key>: …}`` object.
+
+    Raises like vLLM does (missing key, non-object, non-string name), so callers fall back.
+    """
+    if not isinstance(obj, dict):
+        raise TypeError("tool call is not an object")
+    name = obj["name"]
+    if not isinstance(name, str):
+        raise TypeError("tool name is not a string")
+    for key in args_keys[:-1]:
+        if key in obj:
+            return name, dumps_args(obj[key])
+    return name, dumps_args(obj[args_keys[-1]])

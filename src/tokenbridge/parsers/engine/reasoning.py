@@ -403,7 +403,9 @@ class MarkerPartitionParser(_BufferedSplitParser):
         self.state, self.buf = snap
 
 
-def register_format(engine: type, fmt: MarkerFormat, name: str, *aliases: str, family: str) -> type:
+def register_format(
+    engine: type, fmt: MarkerFormat, name: str, *aliases: str, family: str, keeps_special: bool = False
+) -> type:
     cls = type(
         f"{family.title().replace('_', '').replace('-', '')}{engine.__name__}",
         (engine,),
@@ -414,7 +416,7 @@ def register_format(engine: type, fmt: MarkerFormat, name: str, *aliases: str, f
             "__module__": sys._getframe(1).f_globals["__name__"],  # the family's, as namedtuple does
         },
     )
-    return reasoning_parser(name, *aliases, family=family)(cls)
+    return reasoning_parser(name, *aliases, family=family, keeps_special=keeps_special)(cls)
 
 
 class IdentityReasoningParser(ReasoningParser):

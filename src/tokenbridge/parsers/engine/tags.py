@@ -491,12 +491,9 @@ class TagToolParser(ToolParser):
 
 
 def family_parser(cls_name: str, family: Family | None = None, chooser=None) -> type[TagToolParser]:
-    """A parser class for one grammar (or one ``chooser`` of grammars by request), belonging, as
-    ``namedtuple``'s classes do, to the module that calls this."""
-    attrs: dict[str, Any] = {
-        "__doc__": f"vLLM's ``{family.name if family else cls_name}`` grammar.",
-        "__module__": sys._getframe(1).f_globals["__name__"],
-    }
+    """A parser class for one grammar (or a ``chooser`` of one per request), in the caller's module."""
+    doc = f"vLLM's ``{family.name if family else cls_name}`` grammar."
+    attrs: dict[str, Any] = {"__doc__": doc, "__module__": sys._getframe(1).f_globals["__name__"]}
     if family is not None:
         attrs["family"] = family
     if chooser is not None:

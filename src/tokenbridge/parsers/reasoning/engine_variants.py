@@ -28,7 +28,6 @@ from tokenbridge.parsers.engine.reasoning import (
     engine_reasoning_ended,
 )
 from tokenbridge.parsers.engine.lexer import token_id
-from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
 from tokenbridge.parsers.registry import reasoning_parser
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_OFF
 
@@ -199,100 +198,6 @@ class GraniteThinkingReasoningParser(MarkerEngineParser):
 
 # -- PLaMo-3 ----------------------------------------------------------------------------------
 
-_PLAMO = "<|plamo:"
-_PLAMO_THINK = ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>")
-_PLAMO_EOT = "<|plamo:tag|>"
-_PLAMO_TOOL_OPEN = "<|plamo:begin_tool_requests:plamo|>"
-_PLAMO_TOOL_CLOSE = "<|plamo:end_tool_requests:plamo|>"
-_PLAMO_TOOL_LITERALS = (
-    "<|plamo:begin_tool_request:plamo|>",
-    "<|plamo:end_tool_request:plamo|>",
-    "<|plamo:begin_tool_name:plamo|>",
-    "<|plamo:end_tool_name:plamo|>",
-    "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",
-    "<|plamo:end_tool_arguments:plamo|>",
-)
-PLAMO3 = MarkerFormat(
-    start=(_PLAMO_THINK[0],),
-    end=(_PLAMO_THINK[1], _PLAMO_EOT),
-    implicit_end=(_PLAMO_TOOL_OPEN,),
-    tool_close=(_PLAMO_TOOL_CLOSE, _PLAMO_EOT),
-    literals=_PLAMO_TOOL_LITERALS,
-    thinking=ENABLE_THINKING_DEFAULT_ON,
-    reopen=True,
-    strip_trailing_whitespace=False,
-    off_is_identity=False,
-)
-#: Thinking off: no reasoning markers in the grammar (they stay text); EOT is still swallowed.
-PLAMO3_OFF = replace(
-    PLAMO3, start=(), end=(_PLAMO_EOT,), literals=_PLAMO_TOOL_LITERALS + _PLAMO_THINK
-)
-_PLAMO_LITERALS = (_PLAMO_EOT, _PLAMO_TOOL_OPEN, _PLAMO_TOOL_CLOSE, *_PLAMO_THINK)
-_PLAMO_LITERALS += _PLAMO_TOOL_LITERALS
-
-
-@reasoning_parser("plamo3", family="plamo3")
-class Plamo3ReasoningParser(MarkerEngineParser):
-    """PLaMo-3 ``<|plamo:begin_think:plamo|>`` reasoning (vLLM's Plamo3 engine)."""
-
-    fmt = PLAMO3
-    name = "plamo3"
-
-    def __init__(self, ctx: ParseContext) -> None:
-        if not PLAMO3.thinking(ctx.chat_template_kwargs or {}):
-            self.fmt = PLAMO3_OFF
-        super().__init__(ctx)
-        self.tail = ""  # reasoning that may be a truncated marker at the very end
-
-    @classmethod
-    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        if not PLAMO3.thinking(ctx.chat_template_kwargs or {}):
-            return True
-        vocab = ctx.vocab
-        start, end = (token_id(vocab, m) for m in _PLAMO_THINK)
-        eot = token_id(vocab, _PLAMO_EOT)
-        for t in reversed(prompt_token_ids):
-            if t == end and end is not None:
-                return True
-            if t in (start, eot) and t is not None:
-                return False
-        return False
-
-    def _cut_tail(self, r: str, final: bool) -> str:
-        text = self.tail + r
-        i = text.rfind(_PLAMO)
-        if i == -1:
-            self.tail = ""
-            return text
-        if any(len(m) > len(text) - i and m.startswith(text[i:]) for m in _PLAMO_LITERALS):
-            self.tail = "" if final else text[i:]
-            return text[:i]
-        self.tail = ""
-        return text
-
-    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
-        r, c = super().feed(text, token_ids)
-        return self._cut_tail(r, False), c
-
-    def finish(self) -> tuple[str, str]:
-        r, c = super().finish()
-        return self._cut_tail(r, True), c
-
-    def snapshot(self) -> Any:
-        return [super().snapshot(), self.tail]
-
-    def restore(self, snap: Any) -> None:
-        if not (isinstance(snap, list) and len(snap) == 2 and isinstance(snap[1], str)):
-            raise ValueError("bad reasoning parser state")
-        super().restore(snap[0])
-        self.tail = snap[1]
-
-
-# -- Mistral ----------------------------------------------------------------------------------
-
-#: Mistral v13+: the output starts in content; ``[THINK]`` opens reasoning (again, also
-#: inside it), ``[/THINK]`` closes it, ``[TOOL_CALLS]`` ends it and stays for the tool parser.
-#: The prompt check still waits for a ``[/THINK]``.
 MISTRAL = MarkerFormat(
     start=("[THINK]",),
     end=("[/THINK]",),

@@ -30,7 +30,7 @@ from tokenbridge.parsers.engine.reasoning import (
     per_vocab,
     engine_reasoning_ended,
 )
-from tokenbridge.parsers.reasoning.think import QWEN3
+from tokenbridge.parsers.families.qwen import QWEN3
 from tokenbridge.parsers.registry import reasoning_parser
 
 # -- escaped newlines ---------------------------------------------------------------------------
@@ -190,7 +190,7 @@ class MiniCPMVReasoningParser(MarkerEngineParser):
 
     @staticmethod
     def format_for(ctx: ParseContext) -> MarkerFormat:
-        on = MINICPMV.thinking(ctx.chat_template_kwargs or {})
+        on = MINICPMV.thinking.of(ctx)
         return MINICPMV if on else MINICPMV_OFF
 
     @classmethod

@@ -18,16 +18,16 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.registry import reasoning_parser
-from tokenbridge.parsers.tool.response_template import (
+from tokenbridge.parsers.engine.template import (
     CONTENT,
     PASSTHROUGH,
     THINKING,
     TOOLS,
-    RegionScanner,
     Template,
     TemplateError,
     compiled_template,
 )
+from tokenbridge.parsers.tool.response_template import RegionScanner
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
 
 

@@ -27,7 +27,7 @@ from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.registry import reasoning_parser
 from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.engine.thinking import (
-    ALWAYS_ON, DEEPSEEK_V4, EITHER_FLAG_DEFAULT_OFF, EITHER_FLAG_DEFAULT_ON, ENABLE_THINKING_DEFAULT_ON, HUNYUAN_V3,
+    DEEPSEEK_V4, EITHER_FLAG_DEFAULT_OFF, EITHER_FLAG_DEFAULT_ON, ENABLE_THINKING_DEFAULT_ON, HUNYUAN_V3,
     HUNYUAN_V4, ThinkingSwitch,
 )
 from tokenbridge.parsers.engine.reasoning import (
@@ -37,24 +37,11 @@ from tokenbridge.parsers.engine.reasoning import (
     MarkerPartitionParser,
     register_format,
 )
+from tokenbridge.parsers.families.qwen import QWEN3
 
 # --- thinking switches (chat_template_kwargs -> is thinking on) ---------------------------
 
 
-QWEN3 = MarkerFormat(
-    implicit_end=("<tool_call>",),
-    literals=("</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>", ">"),
-    thinking=ENABLE_THINKING_DEFAULT_ON,
-    strip_trailing_whitespace=False,
-    turn_boundaries=("<|im_start|>", "<|im_end|>"),
-)
-GLM45 = MarkerFormat(
-    implicit_end=("<tool_call>",),
-    literals=("</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
-    thinking=EITHER_FLAG_DEFAULT_ON,
-    reopen=True,
-    turn_boundaries=("<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"),
-)
 KIMI_K2 = MarkerFormat(
     implicit_end=("<|tool_calls_section_begin|>",),
     literals=(
@@ -76,8 +63,6 @@ SEED_OSS = MarkerFormat(
     strip_trailing_whitespace=False,
     turn_boundaries=("<seed:bos>", "<seed:eos>"),
 )
-#: Step-3.5/3.7: the template always opens ``<think>``; trailing whitespace is stripped.
-STEP3P5 = replace(QWEN3, thinking=ALWAYS_ON, strip_trailing_whitespace=True)
 NEMOTRON_V3 = replace(QWEN3, strip_trailing_whitespace=True)
 
 
@@ -108,38 +93,14 @@ DEEPSEEK_V41 = replace(
         f"</{_DSML} parameter>",
     ),
 )
-_MINIMAX_TOOL_CLOSE = "</minimax:tool_call>"
-#: MiniMax-M2: always thinking; ``<minimax:tool_call>`` ends reasoning, a stray closer in
-#: content is swallowed, ``<invoke name=…`` in content opens a (skipped) tool span.
-MINIMAX_M2 = MarkerFormat(
-    implicit_end=("<minimax:tool_call>",),
-    tool_open=('<invoke name="', "<invoke name='", "<invoke name="),
-    tool_close=(_MINIMAX_TOOL_CLOSE,),
-    content_drops=(_MINIMAX_TOOL_CLOSE,),
-    literals=("<parameter name=", "</parameter>", "</invoke>", '">', "'>", ">"),
-)
-#: Step3: no start marker; the text before the first ``</think>`` is reasoning.
-STEP3 = MarkerFormat(start=(), drop_end_in_content=False, drop_special_tokens=False)
 
-Qwen3ReasoningParser = register_format(
-    MarkerEngineParser, QWEN3, "qwen3", "qwen3_5", "qwen3-thinking", "qwen3_thinking",
-    family="qwen3",
-)
-Glm45ReasoningParser = register_format(
-    MarkerEngineParser, GLM45, "glm45", "glm47", "glm", "glm_moe_dsa", family="glm45"
-)
 KimiK2ReasoningParser = register_format(
-    MarkerEngineParser, KIMI_K2, "kimi_k2", "kimi_k25", "kimi_thinking", family="kimi_k2"
+    MarkerEngineParser, KIMI_K2, "kimi_k2", "kimi_k25", "kimi_thinking", family="kimi_k2", keeps_special=True
 )
 DeepSeekR1ReasoningParser = register_format(
     MarkerPartitionParser, DEEPSEEK_R1, "deepseek_r1", "step5", "deepseek-r1", family="deepseek_r1"
 )
-register_format(MarkerEngineParser, QWEN3, "mimo", family="qwen3")
-register_format(MarkerEngineParser, GLM45, "ling3", family="glm45")
-register_format(MarkerEngineParser, SEED_OSS, "seed_oss", family="seed_oss")
-register_format(MarkerEngineParser, STEP3P5, "step3p5", family="qwen3")
-register_format(MarkerPartitionParser, STEP3, "step3", family="step3")
-register_format(MarkerEngineParser, MINIMAX_M2, "minimax_m2", "minimax", family="minimax_m2")
+register_format(MarkerEngineParser, SEED_OSS, "seed_oss", family="seed_oss", keeps_special=True)
 register_format(MarkerEngineParser, DEEPSEEK_V4, "deepseek_v4", "deepseek-v4", family="deepseek_v4")
 register_format(MarkerEngineParser, DEEPSEEK_V41, "deepseek_v41", family="deepseek_v4")
 
@@ -281,45 +242,6 @@ class HYV4ReasoningParser(MarkerPartitionParser):
         return False
 
 
-@reasoning_parser("minimax_m2_append_think", "minimax-append-think", family="minimax_m2")
-class MiniMaxM2AppendThinkReasoningParser(ReasoningParser):
-    """MiniMax-M2 "append think": no split; the content gets back the ``<think>`` the prompt ate."""
-
-    name = "minimax_m2_append_think"
-
-    def __init__(self, ctx: ParseContext) -> None:
-        super().__init__(ctx)
-        self.started = False
-
-    @classmethod
-    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        start, end = token_id(ctx.vocab, "<think>"), token_id(ctx.vocab, "</think>")
-        for t in reversed(prompt_token_ids):
-            if t == end or t == start:
-                return t == end
-        return False
-
-    def _prefix(self) -> str:
-        if self.started:
-            return ""
-        self.started = True
-        return "<think>"
-
-    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
-        return "", self._prefix() + text
-
-    def finish(self) -> tuple[str, str]:
-        return "", self._prefix()
-
-    def snapshot(self) -> Any:
-        return self.started
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, bool):
-            raise ValueError("bad reasoning parser state")
-        self.started = snap
-
-
 class NemotronV3ReasoningParser(MarkerEngineParser):
     """Nemotron-3: Qwen3 rules; with ``enable_thinking: false`` or ``force_nonempty_content``
     a blank content swaps places with the reasoning, so both are held until the end."""
@@ -366,6 +288,6 @@ class NemotronV3ReasoningParser(MarkerEngineParser):
         self.held = held
 
 
-reasoning_parser("nemotron_v3", "nano_v3", "nemotron_3", "nemotron3", family="qwen3")(
+reasoning_parser("nemotron_v3", "nano_v3", "nemotron_3", "nemotron3", family="qwen3", keeps_special=True)(
     NemotronV3ReasoningParser
 )

@@ -10,76 +10,12 @@ chunking-invariant, at the price of a snapshot that grows with the output.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from tokenbridge.parsers.base import ParseContext, ReasoningParser
+from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import reasoning_parser
 from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.engine.thinking import KIMI_K3
-
-
-class WholeTextParser(ReasoningParser):
-    """Buffers the output; ``split`` gives vLLM's ``(reasoning, content)`` for all of it."""
-
-    def __init__(self, ctx: ParseContext) -> None:
-        super().__init__(ctx)
-        self.buf = ""
-
-    def split(self, text: str) -> tuple[str | None, str | None]:
-        raise NotImplementedError
-
-    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
-        self.buf += text
-        return "", ""
-
-    def finish(self) -> tuple[str, str]:
-        reasoning, content = self.split(self.buf)
-        self.buf = ""
-        self.empty_reasoning = None if reasoning is None else ""
-        self.empty_content = None if content is None else ""
-        return reasoning or "", content or ""
-
-    def snapshot(self) -> Any:
-        return self.buf
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, str):
-            raise ValueError("bad reasoning parser state")
-        self.buf = snap
-
-
-def _decoded_prompt(prompt_token_ids: list[int], ctx: ParseContext) -> str | None:
-    """The prompt as text, special tokens kept when the tokenizer can; None without a decoder."""
-    decode = getattr(ctx.vocab, "decode", None)
-    if decode is None:
-        return None
-    try:
-        return decode(list(prompt_token_ids), skip_special_tokens=False)
-    except TypeError:
-        return decode(list(prompt_token_ids))
-
-
-_GRANITE = re.compile(
-    r"(?:Here's|Here is) my thought process:(.*?)(?:Here's|Here is) my response:(.*)", re.DOTALL
-)
-
-
-@reasoning_parser("granite", family="granite")
-class GraniteReasoningParser(WholeTextParser):
-    """Granite 3.x: "Here is my thought process: … Here is my response: …"; no match, all content."""
-
-    name = "granite"
-
-    @classmethod
-    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        # vLLM's base ``is_reasoning_end`` has no body: render reports null.
-        return None  # type: ignore[return-value]
-
-    def split(self, text: str) -> tuple[str | None, str | None]:
-        m = _GRANITE.search(text)
-        if not m:
-            return None, text
-        return m.group(1), m.group(2) or None
+from tokenbridge.parsers.engine.held import WholeTextParser, decoded_prompt
 
 
 _K2H_EFFORT = {
@@ -251,7 +187,7 @@ class _MuseParser(WholeTextParser):
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """vLLM decodes the prompt: only a tool channel in the current turn ends reasoning."""
-        text = _decoded_prompt(prompt_token_ids, ctx)
+        text = decoded_prompt(prompt_token_ids, ctx)
         if text is None:
             return False
         return cls.tool_channel_opened(text)
@@ -351,8 +287,6 @@ _K3_THINK_OPEN, _K3_THINK_CLOSE = _xtml("open", "think"), _xtml("close", "think"
 _K3_RESPONSE_OPEN, _K3_RESPONSE_CLOSE = _xtml("open", "response"), _xtml("close", "response")
 _K3_MESSAGE_CLOSE = _xtml("close", "message")
 _K3_THINK_MARKERS = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
-
-
 
 
 @reasoning_parser("kimi_k3", family="kimi_k3")

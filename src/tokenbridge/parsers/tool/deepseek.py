@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
+from tokenbridge.parsers.declare import THINK_TOKENS, CallSpelling, RenderRules, ToolCallGrammar
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"
@@ -152,13 +153,45 @@ class DeepSeekToolParser(ToolParser):
         self._held, self._holding, self._blank = snap
 
 
+_CALLS_BEGIN, _CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
+_CALL_BEGIN, _CALL_END, _SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
+
+
+def _grammar(spelling: CallSpelling, separator: str = "") -> ToolCallGrammar:
+    """DeepSeek's calls, all inside one calls section."""
+    return ToolCallGrammar(
+        spellings=(spelling,),
+        arguments="json",
+        trigger=_CALLS_BEGIN,
+        auto_layout="section",
+        required_layout="section_tag",
+        forced_layout="tag",
+        text_excludes=THINK_TOKENS,
+        section_begin=_CALLS_BEGIN,
+        section_end=_CALLS_END,
+        separator=separator,
+    )
+
+
+#: vLLM's structural-tag models ``deepseek_r1`` (V3) and ``deepseek_v3_1``.
+RENDER_RULES = {
+    "deepseek_v3": RenderRules(
+        structural_tag="deepseek_r1",
+        grammar=_grammar(
+            CallSpelling(_CALL_BEGIN + "function" + _SEP, "\n```json\n", "\n```" + _CALL_END), separator="\n"
+        ),
+    ),
+    "deepseek_v31": RenderRules(structural_tag="deepseek_v3_1", grammar=_grammar(CallSpelling(_CALL_BEGIN, _SEP, _CALL_END))),
+}
+
+
 def _register(name: str, *aliases: str) -> None:
     cls = type(
         f"{name.title().replace('_', '')}ToolParser",
         (DeepSeekToolParser,),
         {"name": name, "format": FORMATS[name], "__doc__": DeepSeekToolParser.__doc__},
     )
-    tool_parser(name, *aliases, family="deepseek")(cls)
+    tool_parser(name, *aliases, family="deepseek", render=RENDER_RULES.get(name, RenderRules()))(cls)
 
 
 # Aliases: SGLang / SMG / Dynamo / TRT-LLM spellings of the same formats (anchors.md §4).

@@ -30,6 +30,7 @@ from typing import Any
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.declare import RenderRules
 
 EXPECT_START, HEADER, CONTENT = 0, 1, 2
 IGNORE, REASONING, TEXT, TOOL = 0, 1, 2, 3
@@ -306,7 +307,7 @@ class HarmonyStream:
         self._parser = None
 
 
-@tool_parser("openai", "gpt-oss", "harmony", family="harmony")
+@tool_parser("openai", "gpt-oss", "harmony", family="harmony", render=RenderRules(structural_tag="harmony"))
 class HarmonyToolParser(ToolParser):
     """gpt-oss tool calls and content from the token ids; the text is not read.
 

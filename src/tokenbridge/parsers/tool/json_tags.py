@@ -28,24 +28,11 @@ from typing import Any, Callable
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.json import dumps_args
-from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content, random_uuid
+from tokenbridge.parsers.engine.held import Extraction, JsonFamily, as_content, random_uuid
 from tokenbridge.parsers.engine.json import complete_truncated_json
-
-
-def call_from_object(obj: Any, args_keys: tuple[str, ...]) -> tuple[str, str]:
-    """``(name, arguments)`` of a ``{"name": …, <args key>: …}`` object.
-
-    Raises like vLLM does (missing key, non-object, non-string name), so callers fall back.
-    """
-    if not isinstance(obj, dict):
-        raise TypeError("tool call is not an object")
-    name = obj["name"]
-    if not isinstance(name, str):
-        raise TypeError("tool name is not a string")
-    for key in args_keys[:-1]:
-        if key in obj:
-            return name, dumps_args(obj[key])
-    return name, dumps_args(obj[args_keys[-1]])
+from tokenbridge.parsers.declare import CallSpelling, RenderRules, hermes_style, triggered_calls
+from tokenbridge.parsers.engine.held import held_calls_parser
+from tokenbridge.parsers.engine.json import call_from_object, name_of
 
 
 def extract_tagged(start: str, end: str) -> Callable[[str, ParseContext], Extraction]:
@@ -126,14 +113,6 @@ def extract_phi4_mini(text: str, ctx: ParseContext) -> Extraction:
     return Extraction(None, calls)
 
 
-def name_of(obj: Any) -> str:
-    """``obj["name"]``; vLLM's ``FunctionCall`` rejects a non-string name (the caller falls back)."""
-    name = obj["name"]
-    if not isinstance(name, str):
-        raise TypeError("tool name is not a string")
-    return name
-
-
 def _dict_or_raw_args(value: Any) -> str:
     """xLAM/Hunyuan: a dict is re-serialized, a string kept verbatim, anything else invalid."""
     if isinstance(value, dict):
@@ -150,65 +129,6 @@ def _named_calls(data: list) -> list[tuple[str, str]]:
         for c in data
         if isinstance(c, dict) and "name" in c and "arguments" in c
     ]
-
-
-GRANITE4_START, GRANITE4_END = "<tool_call>", "</tool_call>"
-_GRANITE4_DELIMS = re.compile(f"{re.escape(GRANITE4_START)}|{re.escape(GRANITE4_END)}")
-
-
-def extract_granite4(text: str, ctx: ParseContext) -> Extraction:
-    """Granite 4 ``<tool_call>{…}</tool_call>``: every call must be closed, non-empty, a
-    ``{"name", "arguments"}`` object, and tags must alternate; otherwise the whole text is
-    content. Content is all text outside the calls, joined."""
-    outside: list[str] = []
-    calls: list[tuple[str, str]] = []
-    in_call = False
-    cut = 0
-    try:
-        for m in _GRANITE4_DELIMS.finditer(text):
-            piece = text[cut : m.start()]
-            if m.group() == GRANITE4_START:
-                if in_call:
-                    raise ValueError("two tool call starts in a row")
-                outside.append(piece)
-            else:
-                if not in_call or not piece:
-                    raise ValueError("unmatched or empty tool call")
-                obj = json.loads(piece)
-                if not isinstance(obj, dict):
-                    raise TypeError("tool call is not an object")
-                value = obj["arguments"]
-                if value is None:
-                    raise TypeError("arguments are null")
-                calls.append((name_of(obj), value if isinstance(value, str) else dumps_args(value)))
-            in_call = not in_call
-            cut = m.end()
-        if in_call:
-            raise ValueError("incomplete tool call")
-    except Exception:
-        return as_content(text)
-    outside.append(text[cut:])
-    return Extraction("".join(outside) or None, calls)
-
-
-GRANITE_FC_BOT = "<function_call>"
-_GRANITE_FC_CALL = re.compile(r"<function_call>\s*")
-
-
-def extract_granite_20b_fc(text: str, ctx: ParseContext) -> Extraction:
-    """Granite-20B-FunctionCalling: each ``<function_call>`` is followed by one JSON object
-    (text after it up to the next marker is ignored); any failure makes it all content."""
-    if GRANITE_FC_BOT not in text:
-        return as_content(text)
-    marks = list(_GRANITE_FC_CALL.finditer(text))
-    try:
-        calls = []
-        for m, nxt in zip(marks, [*marks[1:], None]):
-            obj, _ = _DECODER.raw_decode(text[m.end() : nxt.start() if nxt else None])
-            calls.append((name_of(obj), dumps_args(obj["arguments"])))
-    except Exception:
-        return as_content(text)
-    return Extraction(text[: text.find(GRANITE_FC_BOT)] or None, calls)
 
 
 JAMBA_START, JAMBA_END = "<tool_calls>", "</tool_calls>"
@@ -441,8 +361,6 @@ FAMILIES: dict[str, JsonFamily] = {
         ),
         JsonFamily("llama3_json", extract_llama_json),
         JsonFamily("phi4_mini_json", extract_phi4_mini),
-        JsonFamily("granite4", extract_granite4, (GRANITE4_START, GRANITE4_END)),
-        JsonFamily("granite-20b-fc", extract_granite_20b_fc, GRANITE_FC_BOT),
         JsonFamily("jamba", extract_jamba, JAMBA_START),
         JsonFamily("internlm", extract_internlm, INTERNLM_BOT),
         JsonFamily(
@@ -459,38 +377,34 @@ FAMILIES: dict[str, JsonFamily] = {
 }
 
 
-def family_parser(family: str, *, supports_required_and_named: bool = True) -> type:
-    return type(
-        f"{family.title().replace('_', '').replace('-', '')}ToolParser",
-        (HeldCallsParser,),
-        {
-            "family": FAMILIES[family],
-            "name": family,
-            "supports_required_and_named": supports_required_and_named,
-            "__doc__": f"vLLM's ``{family}`` tool-call format.",
-        },
-    )
-
-
 # vLLM's xgrammar structural tags (hermes, longcat, llama) make "required"/named fall back to
 # this parser's own extraction.
-HermesToolParser = tool_parser("hermes", "qwen3_json", "qwen", "qwen25", "qwen3", family="hermes")(
-    family_parser("hermes", supports_required_and_named=False)
+HermesToolParser = tool_parser(
+    "hermes", "qwen3_json", "qwen", "qwen25", "qwen3", family="hermes",
+    render=RenderRules("with_tools", "hermes", grammar=hermes_style("<tool_call>", "</tool_call>")),
+)(
+    held_calls_parser(FAMILIES["hermes"], supports_required_and_named=False)
 )
 LongcatToolParser = tool_parser("longcat", family="hermes")(
-    family_parser("longcat", supports_required_and_named=False)
+    held_calls_parser(FAMILIES["longcat"], supports_required_and_named=False)
 )
-Llama3JsonToolParser = tool_parser("llama3_json", "llama4_json", "llama", "llama3", family="llama3_json")(
-    family_parser("llama3_json", supports_required_and_named=False)
+Llama3JsonToolParser = tool_parser(
+    "llama3_json", "llama4_json", "llama", "llama3", family="llama3_json",
+    render=RenderRules(
+        structural_tag="llama",
+        grammar=triggered_calls(CallSpelling('{"name": "', '", "parameters": ', "}"), '{"name": ', "json"),
+    ),
+)(
+    held_calls_parser(FAMILIES["llama3_json"], supports_required_and_named=False)
 )
 Phi4MiniJsonToolParser = tool_parser("phi4_mini_json", "phi4", family="phi4_mini_json")(
-    family_parser("phi4_mini_json")
+    held_calls_parser(FAMILIES["phi4_mini_json"])
 )
 
 # The rest follow vLLM's defaults: "required"/named are forced into JSON by guided decoding.
+# jamba and internlm keep special tokens when tools are active.
+_KEEPS_SPECIAL_WITH_TOOLS = RenderRules("with_tools")
 for _name, *_aliases in (
-    ("granite4",),
-    ("granite-20b-fc",),
     ("jamba",),
     ("internlm", "interns1"),
     ("hunyuan_a13b",),
@@ -499,4 +413,5 @@ for _name, *_aliases in (
     ("gigachat3",),
     ("apertus", "apertus2509"),
 ):
-    tool_parser(_name, *_aliases, family=_name)(family_parser(_name))
+    _rules = _KEEPS_SPECIAL_WITH_TOOLS if _name in ("jamba", "internlm") else RenderRules()
+    tool_parser(_name, *_aliases, family=_name, render=_rules)(held_calls_parser(FAMILIES[_name]))

@@ -24,6 +24,7 @@ from tokenbridge.parsers.engine.calls import ARGS, BETWEEN, CONTENT, NAME, PREAM
 from tokenbridge.parsers.engine.json import name_and_args_from_json
 from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_ON
 from tokenbridge.parsers.engine.schema import fix_arg_types
+from tokenbridge.parsers.declare import THINK_TOKENS, CallSpelling, RenderRules, ToolCallGrammar
 
 THINK_START = "<think>"
 THINK_END = "</think>"
@@ -163,5 +164,20 @@ class KimiK2ToolParser(EngineToolParser):
         self._header, self._body, self._index = header, body, index
 
 
-tool_parser("kimi_k2", "kimik2", family="kimi_k2")(KimiK2ToolParser)
+#: vLLM's structural-tag model ``kimi``.
+KIMI_GRAMMAR = ToolCallGrammar(
+    spellings=(CallSpelling("<|tool_call_begin|>functions.", ":", "<|tool_call_end|>"),),
+    arguments="kimi_indexed_json",
+    trigger="<|tool_calls_section_begin|>",
+    auto_layout="section",
+    required_layout="section_sequence",
+    forced_layout="section_sequence",
+    text_excludes=THINK_TOKENS + ("<|tool_call_begin|>",),
+    section_begin="<|tool_calls_section_begin|>",
+    section_end="<|tool_calls_section_end|>",
+    arguments_marker="<|tool_call_argument_begin|>",
+)
+tool_parser(
+    "kimi_k2", "kimik2", family="kimi_k2", render=RenderRules("with_tools", "kimi", "none", grammar=KIMI_GRAMMAR)
+)(KimiK2ToolParser)
 KimiK2ToolParser.name = "kimi_k2"

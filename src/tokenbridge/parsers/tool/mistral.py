@@ -47,6 +47,7 @@ from tokenbridge.parsers.engine.lexer import special_token_texts
 from tokenbridge.parsers.engine.lexer import lex
 from tokenbridge.parsers.engine.schema import fix_arg_types
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
+from tokenbridge.parsers.declare import RenderRules
 
 BOT = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
@@ -158,7 +159,7 @@ def extract_mistral(text: str, ctx: ParseContext) -> Extraction:
     return Extraction(content if content and content.strip() else None, calls)
 
 
-@tool_parser("mistral", family="mistral")
+@tool_parser("mistral", family="mistral", render=RenderRules("with_tools", forced_schema="mistral"))
 class MistralToolParser(HeldCallsParser):
     """vLLM's ``mistral`` tool-call format (pre-v11 ``[TOOL_CALLS]`` + JSON array)."""
 

@@ -1,4 +1,9 @@
-"""Step-3 tool calls: a ``<｜tool_calls_begin｜>…<｜tool_calls_end｜>`` block of
+"""StepFun's Step-3, Step-3.5/3.7 and Step-5.
+
+Step-3.5/3.7 and Step-5 write Qwen3-Coder's XML calls (``families.qwen``); Step-3.5 reasons like
+Qwen3 but always thinks, Step-5 like DeepSeek-R1 (its reasoning name is an alias there).
+
+Step-3 tool calls: a ``<｜tool_calls_begin｜>…<｜tool_calls_end｜>`` block of
 ``<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f"><steptml:parameter
 name="k">v</steptml:parameter>…</steptml:invoke><｜tool_call_end｜>`` calls.
 
@@ -14,6 +19,13 @@ import contextlib
 import re
 from typing import Any
 
+from dataclasses import replace
+
+from tokenbridge.parsers.declare import RenderRules
+from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, MarkerPartitionParser, register_format
+from tokenbridge.parsers.engine.tags import family_parser
+from tokenbridge.parsers.engine.thinking import ALWAYS_ON
+from tokenbridge.parsers.families.qwen import QWEN3, qwen_coder_family
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
@@ -43,7 +55,7 @@ def _cast(value: str, typ: Any) -> Any:
     return value
 
 
-@tool_parser("step3", family="step3")
+@tool_parser("step3", family="step3", render=RenderRules("with_tools"))
 class Step3ToolParser(HeldBlockParser):
     """vLLM's ``step3`` tool-call format."""
 
@@ -87,3 +99,29 @@ class Step3ToolParser(HeldBlockParser):
         content = before + after
         content = content.strip() if at_start else content.rstrip()
         return Extraction(content or None, calls)
+
+
+# Step-3.5/3.7 differ from Qwen3 only in reasoning handling, not in the tool grammar.
+Step3p5ToolParser = tool_parser("step3p5", family="qwen3_coder")(
+    family_parser("Step3p5ToolParser", qwen_coder_family("step3p5"))
+)
+
+
+Step5ToolParser = tool_parser("step5", family="qwen3_coder")(
+    family_parser(
+        "Step5ToolParser",
+        qwen_coder_family(
+            "step5", strip_content_with_tools=False, drop_ws_content_before_tools=False
+        ),
+    )
+)
+
+
+#: Step-3.5/3.7: the template always opens ``<think>``; trailing whitespace is stripped.
+STEP3P5 = replace(QWEN3, thinking=ALWAYS_ON, strip_trailing_whitespace=True)
+
+
+#: Step3: no start marker; the text before the first ``</think>`` is reasoning.
+STEP3 = MarkerFormat(start=(), drop_end_in_content=False, drop_special_tokens=False)
+register_format(MarkerEngineParser, STEP3P5, "step3p5", family="qwen3")
+register_format(MarkerPartitionParser, STEP3, "step3", family="step3")

@@ -22,8 +22,24 @@ from typing import Any
 
 from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.engine.lexer import token_id
-from tokenbridge.parsers.registry import reasoning_parser
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import partial_suffix, special_token_texts
+from tokenbridge.parsers.engine.json import json_member_object
+from tokenbridge.parsers.engine.tags import (
+    ARGS,
+    CALL_END,
+    CALL_START,
+    CONTENT,
+    HEADER,
+    REASONING,
+    REASONING_END,
+    REASONING_START,
+    TEXT,
+    Family,
+    Transitions,
+    family_parser,
+    to,
+)
 
 MESSAGE_MODEL = "<|message_model|>"
 CONTENT_TEXT = "<|content_text|>"
@@ -162,3 +178,58 @@ class InklingReasoningParser(ReasoningParser):
         ):
             raise ValueError("bad reasoning parser state")
         self.state, self.buf, self.header, self.held_ws, self.in_call = snap
+
+
+def inkling_args(raw: str, partial: bool) -> str:
+    """The ``args`` member of the ``{"name": …, "args": {…}}`` body, verbatim (an unclosed
+    object runs to the end); ``{}`` without one. A non-object ``args`` is a ValueError."""
+    span = json_member_object(raw, "args")
+    if span is not None:
+        return span
+    return "" if partial else "{}"
+
+
+def inkling_family() -> Family:
+    """Typed blocks ``<|message_model|>[header]<|content_KIND|>…<|end_message|>``; a tool block
+    (``content_invoke_tool_json``) holds ``{"name": …, "args": {…}}``. Thinking blocks are
+    not content, raw/error tool blocks are; text after tool blocks stays content."""
+    ends = ("END_MESSAGE", "END_SAMPLING")
+    openers_plain = ("TEXT_START", "TOOL_TEXT", "TOOL_ERROR")
+    trans: Transitions = {
+        (CONTENT, "MSG_MODEL"): to(HEADER),
+        (HEADER, "MSG_MODEL"): to(HEADER),
+        (CONTENT, "THINK_START"): to(REASONING, REASONING_START),
+        (HEADER, "THINK_START"): to(REASONING, REASONING_START),
+        (REASONING, "THINK_START"): to(REASONING),
+        **{(st, "TOOL_START"): to(ARGS, REASONING_END, CALL_START) for st in (CONTENT, HEADER, REASONING)},
+        **{(st, op): to(CONTENT, REASONING_END) for st in (CONTENT, HEADER) for op in openers_plain},
+        **{(CONTENT, end): to(CONTENT) for end in ends},
+        (REASONING, "END_MESSAGE"): to(CONTENT),
+        (REASONING, "END_SAMPLING"): to(CONTENT, REASONING_END),
+        **{(ARGS, end): to(CONTENT, CALL_END) for end in ends},
+        **{(HEADER, end): to(CONTENT, TEXT) for end in ends},
+    }
+    return Family(
+        name="inkling",
+        terminals={
+            "MSG_MODEL": ("<|message_model|>",),
+            "TEXT_START": ("<|content_text|>",),
+            "THINK_START": ("<|content_thinking|>",),
+            "END_MESSAGE": ("<|end_message|>",),
+            "END_SAMPLING": ("<|content_model_end_sampling|>",),
+            "TOOL_START": ("<|content_invoke_tool_json|>",),
+            "TOOL_TEXT": ("<|content_invoke_tool_text|>",),
+            "TOOL_ERROR": ("<|content_tool_error|>",),
+        },
+        transitions=trans,
+        arg_converter=inkling_args,
+        tool_args_json=True,
+        strip_content_with_tools=False,
+        json_args_keys=("args", "arguments", "parameters"),
+        keep_text_after_calls=True,
+    )
+
+
+InklingToolParser = tool_parser("inkling", family="inkling")(
+    family_parser("InklingToolParser", inkling_family())
+)

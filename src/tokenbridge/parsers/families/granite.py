@@ -1,4 +1,6 @@
-"""Granite 3.x: ``<|tool_call|>`` (3.0, a special token) or ``<tool_call>`` (3.1, plain text)
+"""IBM Granite: 3.x, 4 and 20B-FunctionCalling tool calls, and 3.x reasoning.
+
+Granite 3.x: ``<|tool_call|>`` (3.0, a special token) or ``<tool_call>`` (3.1, plain text)
 followed by a JSON array of ``{"name", "arguments"}`` objects; no end marker, the ``]`` ends it.
 
 vLLM 0.33 parses this with its declarative engine in JSON-array mode; this module replays the
@@ -18,16 +20,20 @@ engine's one-shot pass over the whole text (held until ``finish()`` like every f
 
 from __future__ import annotations
 
+import json
 import re
 from typing import ClassVar
 
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import special_token_texts
 from tokenbridge.parsers.engine.json import json_member_object, name_and_args_from_json
 from tokenbridge.parsers.engine.lexer import lex
 from tokenbridge.parsers.engine.schema import fix_arg_types
-from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content, held_calls_parser
+from tokenbridge.parsers.declare import RenderRules
+from tokenbridge.parsers.engine.json import dumps_args, name_of
+from tokenbridge.parsers.engine.held import WholeTextParser
 
 MARKERS = ("<|tool_call|>", "<tool_call>")
 _JSON_WS = " \t\r\n"
@@ -181,4 +187,100 @@ class GraniteToolParser(HeldCallsParser):
     engine_based: ClassVar[bool] = True
 
 
-tool_parser("granite", family="granite")(GraniteToolParser)
+tool_parser("granite", family="granite", render=RenderRules("always"))(GraniteToolParser)
+
+
+GRANITE4_START, GRANITE4_END = "<tool_call>", "</tool_call>"
+
+
+_GRANITE4_DELIMS = re.compile(f"{re.escape(GRANITE4_START)}|{re.escape(GRANITE4_END)}")
+
+
+def extract_granite4(text: str, ctx: ParseContext) -> Extraction:
+    """Granite 4 ``<tool_call>{…}</tool_call>``: every call must be closed, non-empty, a
+    ``{"name", "arguments"}`` object, and tags must alternate; otherwise the whole text is
+    content. Content is all text outside the calls, joined."""
+    outside: list[str] = []
+    calls: list[tuple[str, str]] = []
+    in_call = False
+    cut = 0
+    try:
+        for m in _GRANITE4_DELIMS.finditer(text):
+            piece = text[cut : m.start()]
+            if m.group() == GRANITE4_START:
+                if in_call:
+                    raise ValueError("two tool call starts in a row")
+                outside.append(piece)
+            else:
+                if not in_call or not piece:
+                    raise ValueError("unmatched or empty tool call")
+                obj = json.loads(piece)
+                if not isinstance(obj, dict):
+                    raise TypeError("tool call is not an object")
+                value = obj["arguments"]
+                if value is None:
+                    raise TypeError("arguments are null")
+                calls.append((name_of(obj), value if isinstance(value, str) else dumps_args(value)))
+            in_call = not in_call
+            cut = m.end()
+        if in_call:
+            raise ValueError("incomplete tool call")
+    except Exception:
+        return as_content(text)
+    outside.append(text[cut:])
+    return Extraction("".join(outside) or None, calls)
+
+
+_DECODER = json.JSONDecoder()
+GRANITE_FC_BOT = "<function_call>"
+
+
+_GRANITE_FC_CALL = re.compile(r"<function_call>\s*")
+
+
+def extract_granite_20b_fc(text: str, ctx: ParseContext) -> Extraction:
+    """Granite-20B-FunctionCalling: each ``<function_call>`` is followed by one JSON object
+    (text after it up to the next marker is ignored); any failure makes it all content."""
+    if GRANITE_FC_BOT not in text:
+        return as_content(text)
+    marks = list(_GRANITE_FC_CALL.finditer(text))
+    try:
+        calls = []
+        for m, nxt in zip(marks, [*marks[1:], None]):
+            obj, _ = _DECODER.raw_decode(text[m.end() : nxt.start() if nxt else None])
+            calls.append((name_of(obj), dumps_args(obj["arguments"])))
+    except Exception:
+        return as_content(text)
+    return Extraction(text[: text.find(GRANITE_FC_BOT)] or None, calls)
+
+
+# Granite 4 and Granite-20B-FunctionCalling: a marker and a JSON body, decided on the whole text.
+tool_parser("granite4", family="granite4", render=RenderRules("with_tools"))(
+    held_calls_parser(JsonFamily("granite4", extract_granite4, (GRANITE4_START, GRANITE4_END)))
+)
+tool_parser("granite-20b-fc", family="granite-20b-fc")(
+    held_calls_parser(JsonFamily("granite-20b-fc", extract_granite_20b_fc, GRANITE_FC_BOT))
+)
+
+
+_GRANITE = re.compile(
+    r"(?:Here's|Here is) my thought process:(.*?)(?:Here's|Here is) my response:(.*)", re.DOTALL
+)
+
+
+@reasoning_parser("granite", family="granite")
+class GraniteReasoningParser(WholeTextParser):
+    """Granite 3.x: "Here is my thought process: … Here is my response: …"; no match, all content."""
+
+    name = "granite"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        # vLLM's base ``is_reasoning_end`` has no body: render reports null.
+        return None  # type: ignore[return-value]
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        m = _GRANITE.search(text)
+        if not m:
+            return None, text
+        return m.group(1), m.group(2) or None
