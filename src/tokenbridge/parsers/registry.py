@@ -46,6 +46,7 @@ FAMILY_MODULES = (
     "minimax",
     "plamo",
     "qwen",
+    "seed_oss",
     "step",
 )
 

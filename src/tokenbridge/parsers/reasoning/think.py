@@ -27,7 +27,7 @@ from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.registry import reasoning_parser
 from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.engine.thinking import (
-    DEEPSEEK_V4, EITHER_FLAG_DEFAULT_OFF, EITHER_FLAG_DEFAULT_ON, ENABLE_THINKING_DEFAULT_ON, HUNYUAN_V3,
+    DEEPSEEK_V4, EITHER_FLAG_DEFAULT_OFF, EITHER_FLAG_DEFAULT_ON, HUNYUAN_V3,
     HUNYUAN_V4, ThinkingSwitch,
 )
 from tokenbridge.parsers.engine.reasoning import (
@@ -53,16 +53,6 @@ KIMI_K2 = MarkerFormat(
     thinking=EITHER_FLAG_DEFAULT_ON,
 )
 DEEPSEEK_R1 = MarkerFormat(drop_end_in_content=False, drop_special_tokens=False)
-_QWEN3_TOOL_LITERALS = QWEN3.literals
-SEED_OSS = MarkerFormat(
-    start=("<seed:think>",),
-    end=("</seed:think>",),
-    implicit_end=("<seed:tool_call>",),
-    literals=("</seed:tool_call>",) + _QWEN3_TOOL_LITERALS[1:],
-    thinking=ENABLE_THINKING_DEFAULT_ON,
-    strip_trailing_whitespace=False,
-    turn_boundaries=("<seed:bos>", "<seed:eos>"),
-)
 NEMOTRON_V3 = replace(QWEN3, strip_trailing_whitespace=True)
 
 
@@ -100,7 +90,6 @@ KimiK2ReasoningParser = register_format(
 DeepSeekR1ReasoningParser = register_format(
     MarkerPartitionParser, DEEPSEEK_R1, "deepseek_r1", "step5", "deepseek-r1", family="deepseek_r1"
 )
-register_format(MarkerEngineParser, SEED_OSS, "seed_oss", family="seed_oss", keeps_special=True)
 register_format(MarkerEngineParser, DEEPSEEK_V4, "deepseek_v4", "deepseek-v4", family="deepseek_v4")
 register_format(MarkerEngineParser, DEEPSEEK_V41, "deepseek_v41", family="deepseek_v4")
 
