@@ -5,20 +5,16 @@ from __future__ import annotations
 import time
 
 from tokenbridge.config import ServeConfig
-from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens, usage
+from tokenbridge.derender import stream
+from tokenbridge.derender.decode import (
+    check_choices, check_prompt_ids, decode_choice, finish_reason, skip_special_tokens, usage,
+)
 from tokenbridge.derender.logprobs import chat_logprobs, chat_top_limit
 from tokenbridge.derender.parsing import build_choice_parser, has_parser
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers.base import Delta
 from tokenbridge.protocol.engine import DerenderChatRequest
 from tokenbridge.protocol.errors import bad_request, validation_error
-
-
-def finish_reason(engine_reason: str | None, tool_choice, tool_calls_made: bool) -> str:
-    reason = engine_reason or "stop"
-    if tool_calls_made and reason == "stop" and not isinstance(tool_choice, dict):
-        return "tool_calls"
-    return reason
 
 
 def accumulate(deltas: list[Delta]) -> tuple[str, str, list[dict]]:
@@ -37,8 +33,6 @@ def accumulate(deltas: list[Delta]) -> tuple[str, str, list[dict]]:
 
 def handle(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest):
     if req.stream:
-        from tokenbridge.derender import stream
-
         return stream.chat_chunk(model, cfg, req)
     if req.generate_response is None:
         raise validation_error("body.DerenderChatRequest.generate_response", "missing", "Field required")

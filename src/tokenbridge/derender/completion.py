@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from tokenbridge.config import ServeConfig
+from tokenbridge.derender import stream
 from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens, usage
 from tokenbridge.derender.logprobs import completion_logprobs, completion_top_limit
 from tokenbridge.model.context import ModelContext
@@ -15,8 +16,6 @@ from tokenbridge.protocol.errors import ApiError, validation_error
 
 def handle(model: ModelContext, cfg: ServeConfig, req: DerenderCompletionRequest):
     if req.stream:
-        from tokenbridge.derender import stream
-
         return stream.completion_chunk(model, cfg, req)
     return derender_completion(model, cfg, req)
 

@@ -116,3 +116,10 @@ def usage(prompt_tokens: int, completion_tokens: int) -> dict:
         "prompt_tokens_details": None,
         "completion_tokens_details": None,
     }
+
+
+def finish_reason(engine_reason: str | None, tool_choice, tool_calls_made: bool) -> str:
+    reason = engine_reason or "stop"
+    if tool_calls_made and reason == "stop" and not isinstance(tool_choice, dict):
+        return "tool_calls"
+    return reason

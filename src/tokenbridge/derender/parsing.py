@@ -17,8 +17,8 @@ from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
 from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice
 from tokenbridge.parsers.output import OutputParser
+from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
 from tokenbridge.protocol.openai import ChatCompletionRequest
-from tokenbridge.render.chat import effective_tool_choice, history_tool_call_count, template_kwargs
 
 
 def new_tool_call_id() -> str:

@@ -13,8 +13,8 @@ from typing import Any
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.derender import state as codec
-from tokenbridge.derender.chat import finish_reason as chat_finish_reason
 from tokenbridge.derender.decode import check_choice_bounds, check_prompt_ids, check_vocab, skip_special_tokens
+from tokenbridge.derender.decode import finish_reason as chat_finish_reason
 from tokenbridge.derender.detokenizer import Detokenizer
 from tokenbridge.derender.logprobs import (
     CONTEXT_WINDOW,

@@ -9,6 +9,7 @@ from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
 from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.render import conversation as conv
@@ -17,12 +18,6 @@ from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 
 def random_id() -> str:
     return secrets.token_hex(8)
-
-
-def effective_tool_choice(req: ChatCompletionRequest) -> Any:
-    if req.tool_choice is None:
-        return "auto" if req.tools else "none"
-    return req.tool_choice
 
 
 def validate_tools(
@@ -73,25 +68,6 @@ def check_tool_parser(choice: Any, cfg: ServeConfig, tool_parsing_available: boo
             desc = f'function "{choice["function"]["name"]}"' if isinstance(choice, dict) else f'"{choice}"'
             raise bad_request(f"tool_choice={desc} requires --tool-call-parser to be set")
     return choice
-
-
-def template_kwargs(req: Any, cfg: ServeConfig, add_generation_prompt: bool, continue_final: bool) -> dict:
-    """The effective chat_template_kwargs vLLM reports (server defaults, request, flags)."""
-    kw: dict[str, Any] = {"cohere_format": "cmd4"}
-    kw.update(cfg.default_chat_template_kwargs)
-    user = req.chat_template_kwargs or {}
-    kw.update(user)
-    kw["add_generation_prompt"] = add_generation_prompt
-    kw["continue_final_message"] = continue_final
-    documents = getattr(req, "documents", None)
-    if documents is not None:  # merge_kwargs drops unset (None) overrides
-        kw["documents"] = documents
-    effort = getattr(req, "reasoning_effort", None)
-    if effort is not None:  # vLLM's build_chat_params: the template sees the effort
-        kw["reasoning_effort"] = effort
-        if "enable_thinking" not in user:
-            kw["enable_thinking"] = effort != "none"
-    return kw
 
 
 def render_prompt(
@@ -345,14 +321,6 @@ def transfer_params(req: Any) -> tuple[Any, Any]:
     return (
         req.kv_transfer_params if req.kv_transfer_params is not None else xargs.get("kv_transfer_params"),
         req.ec_transfer_params if req.ec_transfer_params is not None else xargs.get("ec_transfer_params"),
-    )
-
-
-def history_tool_call_count(messages: list[dict]) -> int:
-    return sum(
-        len(m.get("tool_calls") or [])
-        for m in messages
-        if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list)
     )
 
 
