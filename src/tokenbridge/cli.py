@@ -39,6 +39,11 @@ def serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--api-key", default=os.environ.get("VLLM_API_KEY"))
     p.add_argument("--workers", type=int, default=None, help="processes sharing the port (default: min(cores, 2))")
     p.add_argument("--max-body-bytes", type=int, default=64 * 1024 * 1024)
+    p.add_argument("--engine-url", default=None, help="a token engine (vllm serve --tokens-only): adds /v1/chat/completions and /v1/completions")
+    p.add_argument("--engine-api-key", default=os.environ.get("TOKENBRIDGE_ENGINE_API_KEY"))
+    p.add_argument("--engine-connect-timeout", type=float, default=10.0, metavar="S")
+    p.add_argument("--engine-first-token-timeout", type=float, default=600.0, metavar="S")
+    p.add_argument("--engine-idle-timeout", type=float, default=120.0, metavar="S", help="longest wait between two engine events")
     return p
 
 

@@ -18,3 +18,9 @@ class ServeConfig:
     api_key: str | None = None
     max_body_bytes: int = 64 * 1024 * 1024
     max_n_sequences: int = 1024
+    # The OpenAI frontend over a token engine (gateway/): off without an engine URL.
+    engine_url: str | None = None
+    engine_api_key: str | None = None
+    engine_connect_timeout: float = 10.0
+    engine_first_token_timeout: float = 600.0
+    engine_idle_timeout: float = 120.0

@@ -13,6 +13,9 @@ import msgspec
 
 from tokenbridge import VLLM_COMPAT_VERSION
 from tokenbridge.config import ServeConfig
+from tokenbridge.gateway.engine import EngineClient, EngineSettings
+from tokenbridge.gateway.generation import SSE_HEADERS
+from tokenbridge.gateway.sse import Streamed
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol import lax
 from tokenbridge.protocol.errors import ApiError, not_found_model
@@ -43,13 +46,15 @@ Handler = Callable[["Request"], Any]
 
 
 class Request:
-    __slots__ = ("body", "headers", "model", "cfg")
+    __slots__ = ("body", "headers", "model", "cfg", "engine")
 
-    def __init__(self, body: bytes, headers: dict[bytes, bytes], model: ModelContext, cfg: ServeConfig):
+    def __init__(self, body: bytes, headers: dict[bytes, bytes], model: ModelContext, cfg: ServeConfig,
+                 engine: EngineClient | None = None):
         self.body = body
         self.headers = headers
         self.model = model
         self.cfg = cfg
+        self.engine = engine
 
     def json(self) -> Any:
         """The parsed body (``json.loads`` semantics); 400 json_invalid when it is not JSON."""
@@ -82,6 +87,11 @@ POST_ROUTES: dict[str, Handler] = {
     "/invocations": handlers.invocations,
     "/ping": handlers.empty,
 }
+# With --engine-url: the OpenAI frontend over the engine (gateway/).
+ENGINE_ROUTES: dict[str, Handler] = {
+    "/v1/chat/completions": handlers.chat_completions,
+    "/v1/completions": handlers.completions,
+}
 GET_ROUTES: dict[str, Handler] = {
     "/v1/models": handlers.models,
     "/health": handlers.empty,
@@ -103,6 +113,14 @@ class App:
         self.metrics = Metrics()
         self.started = time.time()
         self._pool: ThreadPoolExecutor | None = None
+        self.engine: EngineClient | None = None
+        self.post_routes = POST_ROUTES
+        if cfg.engine_url:
+            self.engine = EngineClient(EngineSettings(
+                cfg.engine_url, cfg.engine_api_key, cfg.engine_connect_timeout,
+                cfg.engine_first_token_timeout, cfg.engine_idle_timeout,
+            ))
+            self.post_routes = {**POST_ROUTES, **ENGINE_ROUTES}
 
     def _run_heavy(self, handler: Handler, request: "Request"):
         if self._pool is None:
@@ -125,16 +143,23 @@ class App:
         t0 = time.perf_counter()
         status, headers, payload = await self._handle(scope, receive, method, path)
         await send({"type": "http.response.start", "status": status, "headers": headers})
+        if isinstance(payload, Streamed):
+            try:
+                async for piece in payload.chunks:
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+            finally:
+                await payload.chunks.aclose()
+            payload = b""
         await send({"type": "http.response.body", "body": payload})
         self.metrics.observe(method, path, status, time.perf_counter() - t0)
 
     async def _handle(self, scope, receive, method: str, path: str):
         if path == "/metrics" and method == "GET":
             return 200, [*_TEXT, _VARY], self.metrics.render().encode()
-        table = POST_ROUTES if method == "POST" else GET_ROUTES if method in ("GET", "HEAD") else None
+        table = self.post_routes if method == "POST" else GET_ROUTES if method in ("GET", "HEAD") else None
         handler = table.get(path) if table is not None else None
         if handler is None:
-            known = path in POST_ROUTES or path in GET_ROUTES or path == "/metrics"
+            known = path in self.post_routes or path in GET_ROUTES or path == "/metrics"
             if known:
                 return 405, [*_JSON, _VARY], b'{"detail":"Method Not Allowed"}'
             return 404, [*_JSON, _VARY], b'{"detail":"Not Found"}'
@@ -156,7 +181,7 @@ class App:
                             400,
                             "Bad Request",
                         )
-            request = Request(body, headers, self.model, self.cfg)
+            request = Request(body, headers, self.model, self.cfg, self.engine)
             if len(body) >= OFFLOAD_BODY_BYTES:
                 result = await self._run_heavy(handler, request)
             else:
@@ -165,6 +190,8 @@ class App:
                 result = await result
             if result is None:
                 return 200, [_VARY], b""
+            if isinstance(result, Streamed):
+                return 200, [*SSE_HEADERS, _VARY], result
             if isinstance(result, bytes):
                 return 200, [*_JSON, _VARY], result
             return 200, [*_JSON, _VARY], _encode(result)

@@ -7,6 +7,8 @@ import time
 
 from tokenbridge.derender import chat as chat_derender_stage
 from tokenbridge.derender import completion as completion_derender_stage
+from tokenbridge.gateway import chat as chat_gateway
+from tokenbridge.gateway import completion as completion_gateway
 from tokenbridge.protocol import anthropic as anthropic_protocol
 from tokenbridge.protocol import early
 from tokenbridge.protocol.engine import DerenderChatRequest, DerenderCompletionRequest
@@ -140,6 +142,27 @@ def completion_render(r):
         raise bad_request("You must set `--enable-prompt-embeds` to input `prompt_embeds`.", "prompt_embeds")
     check_mm_kwargs(obj)
     return render_completion(r.model, r.cfg, req, r.request_id())
+
+
+def chat_completions(r):
+    """Render here (on a thread for a large body); the engine part is the coroutine returned."""
+    obj = check_chat_body(r.json())
+    req = r.decode(ChatCompletionRequest, obj)
+    check_mm_kwargs(obj)
+    gen = render_chat(r.model, r.cfg, req, r.request_id())
+    answer = chat_gateway.stream if req.stream else chat_gateway.complete
+    return answer(r.model, r.cfg, r.engine, req, gen, r.headers)
+
+
+def completions(r):
+    obj = check_completion_body(r.json())
+    req = r.decode(CompletionRequest, obj)
+    if req.prompt_embeds is not None and req.prompt_embeds != []:
+        raise bad_request("You must set `--enable-prompt-embeds` to input `prompt_embeds`.", "prompt_embeds")
+    check_mm_kwargs(obj)
+    gens = render_completion(r.model, r.cfg, req, r.request_id())
+    answer = completion_gateway.stream if req.stream else completion_gateway.complete
+    return answer(r.model, r.cfg, r.engine, req, gens, r.headers)
 
 
 def derender_body(obj, oneshot_key: str):

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 
 import httptools
 
+from tokenbridge.gateway.sse import Streamed
 from tokenbridge.server.app import App
 
 KEEP_ALIVE_S = 5.0
@@ -85,6 +86,8 @@ class HttpProtocol(asyncio.Protocol):
         self.closing = False
         self.idle: asyncio.TimerHandle | None = None
         self.rejected = False  # an oversized body: answered, the rest is never read
+        self.task: asyncio.Task | None = None  # the request answered asynchronously, if any
+        self.writable: asyncio.Future | None = None  # set when the transport drains
 
     # -- connection -----------------------------------------------------------------------
 
@@ -104,6 +107,18 @@ class HttpProtocol(asyncio.Protocol):
         self.server.connections.discard(self)
         if self.idle is not None:
             self.idle.cancel()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()  # the client is gone: a gateway request aborts its engine request
+        self.resume_writing()
+
+    def pause_writing(self) -> None:
+        if self.writable is None:
+            self.writable = self.server.loop.create_future()
+
+    def resume_writing(self) -> None:
+        w, self.writable = self.writable, None
+        if w is not None and not w.done():
+            w.set_result(None)
 
     def _arm_idle(self) -> None:
         if self.idle is not None:
@@ -209,7 +224,7 @@ class HttpProtocol(asyncio.Protocol):
                 self._respond(req, stop.value, t0)
                 continue
             self.busy = True
-            self.server.loop.create_task(self._finish(req, coro, yielded, t0))
+            self.task = self.server.loop.create_task(self._finish(req, coro, yielded, t0))
             return
         if self.is_idle() and not self.closing:
             self._arm_idle()
@@ -259,6 +274,12 @@ class HttpProtocol(asyncio.Protocol):
         keep = req.keep_alive and not self.server.stopping
         if not keep:
             out.append(b"connection: close\r\n")
+        if isinstance(payload, Streamed):
+            out.append(b"transfer-encoding: chunked\r\n\r\n")
+            self.transport.write(b"".join(out))
+            self.busy = True
+            self.task = self.server.loop.create_task(self._stream(req, payload, keep, status, t0))
+            return
         out += (b"content-length: ", str(len(payload)).encode(), b"\r\n\r\n")
         if req.method != "HEAD":
             out.append(payload)
@@ -267,6 +288,35 @@ class HttpProtocol(asyncio.Protocol):
         if not keep:
             self.queue.clear()
             self.close()
+
+
+    async def _stream(self, req: _Request, body: Streamed, keep: bool, status: int, t0: float) -> None:
+        """Send a streamed body chunk by chunk, never faster than the client reads it."""
+        chunks = body.chunks
+        complete = False
+        try:
+            async for piece in chunks:
+                if self.closing:
+                    break
+                self.transport.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                if self.writable is not None:
+                    await self.writable
+            else:
+                complete = True
+        finally:
+            await chunks.aclose()
+        self.busy = False
+        self.task = None
+        if not complete or self.closing:
+            self.close()
+            return
+        self.transport.write(b"0\r\n\r\n")
+        self.app.metrics.observe(req.method, req.path, status, time.perf_counter() - t0)
+        if not keep:
+            self.queue.clear()
+            self.close()
+            return
+        self._drain()
 
 
 class Server:

@@ -27,6 +27,11 @@ def build(args, loader: ModelLoader | None = None) -> App:
         max_logprobs=args.max_logprobs,
         api_key=args.api_key,
         max_body_bytes=args.max_body_bytes,
+        engine_url=args.engine_url,
+        engine_api_key=args.engine_api_key,
+        engine_connect_timeout=args.engine_connect_timeout,
+        engine_first_token_timeout=args.engine_first_token_timeout,
+        engine_idle_timeout=args.engine_idle_timeout,
     )
     return App(model, cfg)
 

@@ -1,0 +1,75 @@
+"""One engine request from send to end: the wire body, the headers passed on, and the abort.
+
+The engine names the request ``generate-tokens-<X-Request-Id or request_id>``; we always send
+an ``X-Request-Id`` (the client's, else the rendered request_id), so the name to abort by is
+known before the first byte. Stop strings are ours to apply: the engine gets none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import AsyncIterator
+
+import msgspec
+
+from tokenbridge.gateway.engine import EngineClient, EngineStream
+from tokenbridge.protocol.engine import GenerateChunk
+
+PASSED_HEADERS = (b"traceparent", b"tracestate")
+SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
+DONE = b"data: [DONE]\n\n"
+
+
+def engine_body(gen: dict) -> bytes:
+    """The rendered GenerateRequest as the engine is sent it: streamed, with no stop strings."""
+    params = dict(gen["sampling_params"])
+    params.pop("stop", None)
+    params.pop("output_text_buffer_length", None)
+    body = dict(gen, sampling_params=params, stream=True, stream_options=None)
+    return msgspec.json.encode(body)
+
+
+class Generation:
+    """``async with Generation(...) as g: async for chunk in g.chunks()``; leaving early aborts."""
+
+    def __init__(self, engine: EngineClient, gen: dict, client_headers: dict[bytes, bytes]) -> None:
+        self.engine = engine
+        self.gen = gen
+        xrid = client_headers.get(b"x-request-id")
+        rid = xrid.decode("latin-1") if xrid else gen["request_id"]
+        self.headers = {"x-request-id": rid}
+        for name in PASSED_HEADERS:
+            v = client_headers.get(name)
+            if v:
+                self.headers[name.decode()] = v.decode("latin-1")
+        self.engine_request_id = f"generate-tokens-{rid}"
+        self.stream: EngineStream | None = None
+        self.done = False  # the engine sent [DONE]
+
+    async def __aenter__(self) -> "Generation":
+        # The HTTP server runs a handler without a task until it first suspends; aiohttp's
+        # timeouts need one, so suspend once first.
+        await asyncio.sleep(0)
+        self.stream = await self.engine.generate(engine_body(self.gen), self.headers)
+        return self
+
+    async def chunks(self) -> AsyncIterator[GenerateChunk]:
+        async for chunk in self.stream.chunks():
+            yield chunk
+        self.done = True
+
+    async def __aexit__(self, exc_type, exc, tb) -> None:
+        if self.stream is None:
+            return
+        if self.done:
+            self.stream.close()
+            return
+        self.stream.drop()
+        await self.engine.abort([self.engine_request_id])
+
+    async def abort(self) -> None:
+        """End the engine request now (a stop string matched): the rest is never read."""
+        if not self.done:
+            self.done = True
+            self.stream.drop()
+            await self.engine.abort([self.engine_request_id])
