@@ -6,11 +6,13 @@ one ``GenerateTokensResponse``. Like a ``--tokens-only`` engine it refuses ``sto
 ("Check stop strings on the coordinator") and names a request
 ``generate-tokens-<X-Request-Id or request_id>``; ``POST /inference/v1/abort_requests`` stops it.
 
-Outputs come from ``--replay`` (the parity corpus: a derender case's output for the prompt
-ids it was rendered from) or ``--output-ids`` (one output for every prompt). ``--chunking``
-picks the tokens per event: ``one``, ``random`` (seeded) or ``all``.
-``POST /stub/control`` changes how the next streams misbehave (tests: stalls, bad SSE,
-errors); ``GET /stub/stats`` reports requests, aborts and when each first event was sent.
+Every prompt gets the same output: ``--output-ids``, or the recorded choices a test set with
+``POST /stub/control {"outputs": [...]}`` (a corpus case's engine output, replayed);
+``{"queue": [[...], ...]}`` gives the next requests one output each, in order.
+``--chunking`` picks the tokens per event: ``one``, ``random`` (seeded) or ``all``. The control
+body also makes the next streams misbehave (``status``, ``stall_after``, ``malformed_after``,
+``drop_after``, ``delay``, ``chunking``); ``GET /stub/stats`` reports requests, aborts and when
+each stream's first event was sent.
 
     python -m tokenbridge.testing.stub_engine --port 9000 --output-ids 9707,11,1879,0,151645
 """
@@ -37,28 +39,8 @@ def _error(message: str, status: int = 400, etype: str = "BadRequestError") -> w
     return web.json_response(body, status=status)
 
 
-def load_replay(path: str) -> dict[tuple[int, ...], list[dict]]:
-    """Recorded engine outputs by prompt ids, from the corpus' one-shot derender cases."""
-    table: dict[tuple[int, ...], list[dict]] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            case = json.loads(line)
-            if case.get("kind") not in ("chat_derender", "completion_derender") or case["response"]["status"] != 200:
-                continue
-            body = case["request"]["body"]
-            if case["kind"] == "chat_derender":
-                pairs = [(body.get("prompt_token_ids"), body.get("generate_response"))]
-            else:
-                pairs = list(zip(body.get("prompt_token_ids") or [], body.get("generate_responses") or []))
-            for prompt, resp in pairs:
-                if isinstance(prompt, list) and isinstance(resp, dict) and prompt:
-                    table.setdefault(tuple(prompt), resp.get("choices") or [])
-    return table
-
-
 class StubEngine:
-    def __init__(self, replay: dict | None, output_ids: list[int] | None, chunking: str, seed: int, delay: float) -> None:
-        self.replay = replay or {}
+    def __init__(self, output_ids: list[int] | None, chunking: str, seed: int, delay: float) -> None:
         self.output_ids = output_ids
         self.chunking = chunking
         self.rng = random.Random(seed)
@@ -81,8 +63,9 @@ class StubEngine:
         app.router.add_get("/stub/stats", self.stats)
         return app
 
-    def outputs(self, prompt: list[int], n: int) -> list[dict] | None:
-        recorded = self.replay.get(tuple(prompt))
+    def outputs(self, n: int) -> list[dict] | None:
+        queue = self.control.get("queue")
+        recorded = queue.pop(0) if queue else self.control.get("outputs")
         if recorded is None and self.output_ids is not None:
             recorded = [{"index": 0, "token_ids": self.output_ids, "finish_reason": "stop", "stop_reason": None}]
         if not recorded:
@@ -90,9 +73,10 @@ class StubEngine:
         return [dict(recorded[i % len(recorded)], index=i) for i in range(n)]
 
     def split(self, ids: list[int]) -> list[int]:
-        if self.chunking == "one":
+        chunking = self.control.get("chunking", self.chunking)
+        if chunking == "one":
             return [1] * len(ids)
-        if self.chunking == "all" or not ids:
+        if chunking == "all" or not ids:
             return [len(ids)] if ids else []
         sizes, left = [], len(ids)
         while left:
@@ -118,9 +102,9 @@ class StubEngine:
             return _error(STOP_REFUSAL)
         name = f"generate-tokens-{request.headers.get('X-Request-Id') or body.get('request_id')}"
         n = params.get("n") or 1
-        outs = self.outputs(prompt, n)
+        outs = self.outputs(n)
         if outs is None:
-            return _error(f"the stub engine has no output recorded for this prompt ({len(prompt)} ids)", 404, "NotFoundError")
+            return _error("the stub engine has no output to send (--output-ids, or outputs in /stub/control)", 404, "NotFoundError")
         want_logprobs = params.get("logprobs") is not None
         if not want_logprobs:
             outs = [dict(o, logprobs=None) for o in outs]
@@ -244,22 +228,18 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m tokenbridge.testing.stub_engine", description=__doc__.split("\n\n")[0])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=9000)
-    ap.add_argument("--replay", action="append", default=[], metavar="CASES.jsonl")
     ap.add_argument("--output-ids", default=None, help="comma-separated ids sent for any prompt not replayed")
     ap.add_argument("--output-file", default=None, help="a JSON list of ids sent for any prompt not replayed")
     ap.add_argument("--chunking", choices=["one", "random", "all"], default="random")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--delay", type=float, default=0.0, help="seconds between two events")
     args = ap.parse_args(argv)
-    replay: dict = {}
-    for path in args.replay:
-        replay.update(load_replay(path))
     ids = None
     if args.output_ids:
         ids = [int(x) for x in args.output_ids.split(",") if x.strip()]
     elif args.output_file:
         ids = json.loads(Path(args.output_file).read_text())
-    engine = StubEngine(replay, ids, args.chunking, args.seed, args.delay)
+    engine = StubEngine(ids, args.chunking, args.seed, args.delay)
     web.run_app(engine.app(), host=args.host, port=args.port, print=None, access_log=None)
 
 
