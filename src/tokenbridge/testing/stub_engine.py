@@ -48,6 +48,7 @@ class StubEngine:
         self.control: dict = {}
         self.requests = 0
         self.bodies: list[dict] = []
+        self.headers: dict[str, str] = {}
         self.aborted: list[str] = []
         self.active: dict[str, asyncio.Event] = {}
         self.first_event: dict[str, float] = {}
@@ -95,6 +96,7 @@ class StubEngine:
         except ValueError:
             return _error("JSON decode error")
         self.bodies.append(body)
+        self.headers = {k.lower(): v for k, v in request.headers.items() if k.lower() in ("x-request-id", "traceparent", "tracestate", "authorization")}
         prompt, params = body.get("token_ids"), body.get("sampling_params")
         if not isinstance(prompt, list) or not prompt or not isinstance(params, dict):
             return _error("token_ids (non-empty) and sampling_params are required")
@@ -212,7 +214,7 @@ class StubEngine:
         return web.json_response({
             "requests": self.requests, "aborted": self.aborted, "active": sorted(self.active),
             "finished": self.finished, "first_event": self.first_event,
-            "last_request": self.bodies[-1] if self.bodies else None,
+            "last_request": self.bodies[-1] if self.bodies else None, "last_headers": self.headers,
         })
 
 

@@ -1,0 +1,73 @@
+"""The official ``openai`` SDK as the client of the gateway, the stub engine behind it."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+MODEL = "Qwen/Qwen3-8B"
+# "Let me check.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>" + <|im_end|>
+TOOL_CALL_IDS = [10061, 752, 1779, 624, 151668, 271, 151657, 198, 4913, 606, 788, 330, 455, 69364, 497, 330, 16370,
+                 788, 5212, 8926, 788, 330, 59604, 95642, 151658, 151645]
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Get weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+@pytest.fixture
+def client(gateways, stub_engine):
+    port = gateways.port("qwen3")
+    stub_engine.control(outputs=[{"index": 0, "token_ids": TOOL_CALL_IDS, "finish_reason": "stop"}], chunking="one")
+    yield openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+    stub_engine.control()
+
+
+def test_sdk_chat_returns_reasoning_and_the_tool_call(client):
+    r = client.chat.completions.create(model=MODEL, messages=MESSAGES, tools=TOOLS)
+    msg = r.choices[0].message
+    assert r.choices[0].finish_reason == "tool_calls"
+    assert msg.tool_calls[0].function.name == "get_weather"
+    assert msg.tool_calls[0].function.arguments == '{"city": "Paris"}'
+    assert msg.model_extra["reasoning"] == "Let me check.\n"
+    assert r.usage.completion_tokens == len(TOOL_CALL_IDS)
+
+
+def test_sdk_stream_adds_up_to_the_same_answer(client):
+    stream = client.chat.completions.create(
+        model=MODEL, messages=MESSAGES, tools=TOOLS, stream=True, stream_options={"include_usage": True})
+    reasoning, name, args, finish, usage, roles = "", "", "", None, None, []
+    for chunk in stream:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for c in chunk.choices:
+            d = c.delta
+            roles.append(d.role)
+            reasoning += (d.model_extra or {}).get("reasoning") or ""
+            for tc in d.tool_calls or []:
+                name += tc.function.name or ""
+                args += tc.function.arguments or ""
+            finish = c.finish_reason or finish
+    assert roles[0] == "assistant"
+    assert (reasoning, name, args, finish) == ("Let me check.\n", "get_weather", '{"city": "Paris"}', "tool_calls")
+    assert usage.completion_tokens == len(TOOL_CALL_IDS) and usage.prompt_tokens > 0
+
+
+def test_sdk_completion_stream_applies_stop_strings_and_aborts_the_engine(client, stub_engine):
+    # the tokens' text is "Let me check.\n</think>…": stop at "check" once it is complete
+    stream = client.completions.create(model=MODEL, prompt="Hello", stop=["check"], stream=True,
+                                       extra_headers={"X-Request-Id": "sdk-stop-1"})
+    chunks = list(stream)
+    text = "".join(c.choices[0].text for c in chunks if c.choices)
+    assert text == "Let me "
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert chunks[-1].choices[0].model_extra["stop_reason"] == "check"
+    stats = stub_engine.stats()
+    assert "stop" not in stats["last_request"]["sampling_params"]
+    assert "generate-tokens-sdk-stop-1" in stats["aborted"]
+
+
+def test_sdk_reports_engine_errors_as_api_errors(client, stub_engine):
+    stub_engine.control(status=400, message="bad engine input", type="BadRequestError")
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert "bad engine input" in str(e.value)
