@@ -16,7 +16,7 @@ import copy
 import pytest
 
 from tests.conftest import PROFILES, corpus_cases, replay
-from tests.gateway.conftest import sse
+from tests.gateway.harness import gateways, sse, stub_engine  # noqa: F401 (fixtures)
 
 KINDS = {"chat_derender", "completion_derender"}
 

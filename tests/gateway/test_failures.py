@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.conftest import replay
-from tests.gateway.conftest import Gateways, free_port, sse
+from tests.gateway.harness import Gateways, free_port, gateways, sse, stub_engine  # noqa: F401 (fixtures)
 from tests.gateway.test_openai_sdk import MESSAGES, MODEL, TOOL_CALL_IDS
 
 CHAT = {"model": MODEL, "messages": MESSAGES}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import openai
 import pytest
 
+from tests.gateway.harness import gateways, stub_engine  # noqa: F401 (fixtures)
+
 MODEL = "Qwen/Qwen3-8B"
 # "Let me check.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>" + <|im_end|>
 TOOL_CALL_IDS = [10061, 752, 1779, 624, 151668, 271, 151657, 198, 4913, 606, 788, 330, 455, 69364, 497, 330, 16370,

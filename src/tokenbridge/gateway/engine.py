@@ -121,6 +121,7 @@ class EngineStream:
     def __init__(self, response, settings: EngineSettings) -> None:
         self.response = response
         self.watchdog = _Watchdog(response.content, settings.first_token_timeout, settings.idle_timeout)
+        self.done = False  # the engine sent data: [DONE]
 
     async def chunks(self) -> AsyncIterator[GenerateChunk]:
         reader = self.response.content
@@ -139,6 +140,7 @@ class EngineStream:
                 events, rest = split_events(rest + data if rest else data)
                 for payload in events:
                     if payload == _DONE:
+                        self.done = True
                         return
                     yield decode_event(payload)
         finally:

@@ -44,24 +44,27 @@ class Generation:
                 self.headers[name.decode()] = v.decode("latin-1")
         self.engine_request_id = f"generate-tokens-{rid}"
         self.stream: EngineStream | None = None
-        self.done = False  # the engine sent [DONE]
+        self.ended = False  # read to its end, or aborted
 
     async def __aenter__(self) -> "Generation":
         # The HTTP server runs a handler without a task until it first suspends; aiohttp's
         # timeouts need one, so suspend once first.
         await asyncio.sleep(0)
-        self.stream = await self.engine.generate(engine_body(self.gen), self.headers)
+        try:
+            self.stream = await self.engine.generate(engine_body(self.gen), self.headers)
+        except asyncio.CancelledError:  # the client left while the engine was being asked
+            await self.engine.abort([self.engine_request_id])
+            raise
         return self
 
-    async def chunks(self) -> AsyncIterator[GenerateChunk]:
-        async for chunk in self.stream.chunks():
-            yield chunk
-        self.done = True
+    def chunks(self) -> AsyncIterator[GenerateChunk]:
+        return self.stream.chunks()
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
-        if self.stream is None:
+        if self.stream is None or self.ended:
             return
-        if self.done:
+        self.ended = True
+        if self.stream.done:
             self.stream.close()
             return
         self.stream.drop()
@@ -69,7 +72,4 @@ class Generation:
 
     async def abort(self) -> None:
         """End the engine request now (a stop string matched): the rest is never read."""
-        if not self.done:
-            self.done = True
-            self.stream.drop()
-            await self.engine.abort([self.engine_request_id])
+        await self.__aexit__(None, None, None)

@@ -47,10 +47,11 @@ class StubEngine:
         self.delay = delay
         self.control: dict = {}
         self.requests = 0
-        self.bodies: list[dict] = []
+        self.last_body: dict | None = None
         self.headers: dict[str, str] = {}
         self.aborted: list[str] = []
         self.active: dict[str, asyncio.Event] = {}
+        self.received: dict[str, float] = {}  # when each request arrived (monotonic)
         self.first_event: dict[str, float] = {}
         self.finished: list[str] = []
 
@@ -88,6 +89,7 @@ class StubEngine:
 
     async def generate(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
+        received = time.monotonic()
         ctl = dict(self.control)
         if ctl.get("status"):
             return _error(ctl.get("message", "engine failure"), ctl["status"], ctl.get("type", "InternalServerError"))
@@ -95,7 +97,7 @@ class StubEngine:
             body = await request.json()
         except ValueError:
             return _error("JSON decode error")
-        self.bodies.append(body)
+        self.last_body = body
         self.headers = {k.lower(): v for k, v in request.headers.items() if k.lower() in ("x-request-id", "traceparent", "tracestate", "authorization")}
         prompt, params = body.get("token_ids"), body.get("sampling_params")
         if not isinstance(prompt, list) or not prompt or not isinstance(params, dict):
@@ -103,6 +105,7 @@ class StubEngine:
         if params.get("stop"):
             return _error(STOP_REFUSAL)
         name = f"generate-tokens-{request.headers.get('X-Request-Id') or body.get('request_id')}"
+        self.received[name] = received
         n = params.get("n") or 1
         outs = self.outputs(n)
         if outs is None:
@@ -213,8 +216,8 @@ class StubEngine:
     async def stats(self, request: web.Request) -> web.Response:
         return web.json_response({
             "requests": self.requests, "aborted": self.aborted, "active": sorted(self.active),
-            "finished": self.finished, "first_event": self.first_event,
-            "last_request": self.bodies[-1] if self.bodies else None, "last_headers": self.headers,
+            "finished": self.finished, "received": self.received, "first_event": self.first_event,
+            "last_request": self.last_body, "last_headers": self.headers,
         })
 
 

@@ -1,4 +1,7 @@
-"""A stub engine and gateway servers (tokenbridge serve --engine-url) on loopback."""
+"""A stub engine and gateway servers (tokenbridge serve --engine-url) on loopback.
+
+Imported by the test modules for their fixtures (a conftest here would shadow the root one).
+"""
 
 from __future__ import annotations
 
@@ -90,7 +93,7 @@ def stub_engine():
     e.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def gateways(stub_engine):
     g = Gateways(stub_engine)
     yield g
