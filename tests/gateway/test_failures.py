@@ -49,7 +49,7 @@ def test_client_disconnect_mid_stream_aborts_the_engine_request(gateways, engine
     resp = conn.getresponse()
     assert resp.status == 200
     resp.fp.readline()
-    conn.sock.close()
+    resp.close()
     conn.close()
     assert _wait_for(lambda: "generate-tokens-gone-1" in engine.stats()["aborted"])
     assert "generate-tokens-gone-1" not in engine.stats()["finished"]
@@ -155,3 +155,20 @@ def test_the_engine_api_key_is_sent_to_the_engine(stub_engine):
 def test_unknown_routes_stay_404_without_an_engine(servers):
     status, _ = replay.http(servers.port("qwen3"), "POST", "/v1/chat/completions", CHAT)
     assert status == 404
+
+
+def test_a_client_that_does_not_read_holds_the_engine_back(gateways, engine):
+    """No unbounded buffering: past the socket buffers, the engine's writes wait for the client."""
+    ids = [9707, 11, 1879] * 40000  # plain text tokens, far more than the buffers between us hold
+    engine.control(outputs=[{"index": 0, "token_ids": ids, "finish_reason": "length"}], chunking="one")
+    conn = http.client.HTTPConnection("127.0.0.1", gateways.port("qwen3-plain"), timeout=30)
+    conn.request("POST", "/v1/chat/completions", json.dumps({"model": "qwen3-plain", "messages": MESSAGES, "stream": True}),
+                 {"content-type": "application/json", "x-request-id": "slow-1"})
+    resp = conn.getresponse()
+    assert resp.status == 200
+    time.sleep(3)
+    stats = engine.stats()
+    assert "generate-tokens-slow-1" in stats["active"] and "generate-tokens-slow-1" not in stats["finished"]
+    resp.close()
+    conn.close()
+    assert _wait_for(lambda: "generate-tokens-slow-1" in engine.stats()["aborted"])
