@@ -51,7 +51,7 @@ def _engine_failed(reason: str | None) -> None:
         raise EngineStreamError("Internal server error", 500, "InternalServerError")
 
 
-class _Gathered:
+class Gathered:
     """A choice's tokens, logprobs and end, for the one-shot derender."""
 
     __slots__ = ("text", "ids", "logprobs", "finish", "stop_reason", "done", "ours")
@@ -66,7 +66,7 @@ class _Gathered:
         self.ours = False  # ended by our stop string, not by the engine
 
 
-async def gather(gen: Generation, cols: list[_Gathered]) -> Any:
+async def gather(gen: Generation, cols: list[Gathered]) -> Any:
     """Read the engine until every choice ended; abort it if a stop string ended the last one."""
     kv = None
     async for chunk in gen.chunks():
@@ -102,7 +102,7 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: dic
     prompt_ids = gen["token_ids"]
     n = gen["sampling_params"].get("n") or 1
     stops = bool(req.stop)
-    cols = [_Gathered(ChoiceText(model, req, prompt_ids, has_parser(cfg)) if stops else None) for _ in range(n)]
+    cols = [Gathered(ChoiceText(model, req, prompt_ids, has_parser(cfg)) if stops else None) for _ in range(n)]
     try:
         async with Generation(engine, gen, headers) as g:
             kv = await gather(g, cols)

@@ -13,7 +13,7 @@ from typing import AsyncIterator
 import msgspec
 
 from tokenbridge.derender.completion import derender_completion
-from tokenbridge.gateway.chat import _Gathered, gather
+from tokenbridge.gateway.chat import Gathered, gather
 from tokenbridge.gateway.choice import ChoiceText, CompletionChoice
 from tokenbridge.gateway.engine import EngineClient, EngineStreamError
 from tokenbridge.gateway.generation import DONE, Generation
@@ -56,7 +56,7 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: li
     opened = await _open(engine, gens, headers)
     try:
         for g, gen in zip(opened, gens):
-            cols = [_Gathered(ChoiceText(model, req, gen["token_ids"], False) if stops else None) for _ in range(n)]
+            cols = [Gathered(ChoiceText(model, req, gen["token_ids"], False) if stops else None) for _ in range(n)]
             kv = await gather(g, cols)
             responses.append(
                 GenerateResponse(
