@@ -24,6 +24,7 @@ from run import MODEL, SERVED_NAME  # noqa: E402
 from workloads import SEQ, build  # noqa: E402
 
 from tokenbridge.cli import serve_parser  # noqa: E402
+from tokenbridge.model import fast_backend  # noqa: E402
 from tokenbridge.server.app import POST_ROUTES, Request  # noqa: E402
 from tokenbridge.server.run import build as build_app  # noqa: E402
 
@@ -33,7 +34,7 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--only", default="1k|200 tok")
     ap.add_argument("--seconds", type=float, default=3)
-    ap.add_argument("--fast", action="store_true", help="encode with fastokens (TOKENBRIDGE_FAST_ENCODER)")
+    ap.add_argument("--tokenizers", action="store_true", help="stay on tokenizers (the fallback backend)")
     args = ap.parse_args()
     parser = argparse.ArgumentParser()
     serve_parser(parser.add_subparsers())
@@ -41,8 +42,8 @@ def main() -> int:
         "serve", str(MODEL), "--served-model-name", SERVED_NAME, "--tool-call-parser", "hermes",
         "--enable-auto-tool-choice", "--reasoning-parser", "qwen3", "--max-model-len", "40960"])
     app = build_app(serve_args)
-    if args.fast and not app.model.tokenizer.load_fast_encoder():
-        sys.exit("fastokens is not installed or disagrees with tokenizers")
+    if not args.tokenizers:
+        print(f"tokenizer backend: {fast_backend.load(app.model.tokenizer)}")
 
     def render(path: str, body: dict) -> dict:
         return json.loads(call(path, json.dumps(body).encode()))

@@ -58,8 +58,8 @@ def free_port() -> int:
 
 
 def tokenbridge_server(variant: str) -> Server:
-    """``variant``: ``w1`` (one worker), ``w2``, ``w0`` (the default count), ``+fast`` suffix for fastokens."""
-    workers = int(variant[1:].split("+")[0])
+    """``variant``: ``w1`` (one worker), ``w2``, ``w0`` (the default count)."""
+    workers = int(variant[1:])
     port = free_port()
     exe = shutil.which("tokenbridge") or "tokenbridge"
     cmd = [exe, "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
@@ -67,8 +67,7 @@ def tokenbridge_server(variant: str) -> Server:
            "--max-model-len", MAX_MODEL_LEN]
     if workers:
         cmd += ["--workers", str(workers)]
-    env = {"TOKENBRIDGE_FAST_ENCODER": "1"} if variant.endswith("+fast") else {}
-    return Server(f"tb-{variant}", cmd, env, port)
+    return Server(f"tb-{variant}", cmd, {}, port)
 
 
 def vllm_server() -> Server:
@@ -252,9 +251,9 @@ def main() -> int:
     ap.add_argument("--oracle", dest="oracle", action="store_true", default=None, help="require vLLM side by side")
     ap.add_argument("--no-oracle", dest="oracle", action="store_false", help="skip vLLM even if installed")
     ap.add_argument("--variants", default="w1",
-                    help="comma list of tokenbridge set-ups: wN = --workers N (w0: default), +fast = fastokens")
-    ap.add_argument("--settle", type=float, default=None,
-                    help="seconds to wait after ready (default: 20 with a +fast variant, else 0)")
+                    help="comma list of tokenbridge set-ups: wN = --workers N (w0: default)")
+    ap.add_argument("--settle", type=float, default=3,
+                    help="seconds to wait after ready (the fast tokenizer backend loads within 2 s of it)")
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--connections", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1, help="runs per workload and server; the best is kept")
@@ -281,8 +280,7 @@ def main() -> int:
         for server in servers:
             print(f"starting {server.name} ...", file=sys.stderr, flush=True)
             start(server)
-        settle = args.settle if args.settle is not None else 20 if "+fast" in args.variants else 0
-        time.sleep(settle)
+        time.sleep(args.settle)
         workloads = [w for w in build(tok, SERVED_NAME, lambda p, b: post(servers[0].port, p, b)) if args.only in w.name]
         for wl in workloads:  # servers take turns per workload, so drifting machine load hits both alike
             for server in servers:

@@ -1,7 +1,10 @@
 """Tokenizer backends with the few operations render and derender need.
 
-``HFTokenizer`` wraps a ``tokenizer.json`` through ``tokenizers``; special-token rules follow
-transformers (``all_special_ids`` are the named tokens of ``tokenizer_config.json``).
+``HFTokenizer`` wraps a ``tokenizer.json``; special-token rules follow transformers
+(``all_special_ids`` are the named tokens of ``tokenizer_config.json``). It starts on
+``tokenizers`` (loads in ~0.3 s) and, once ``fastokens`` has loaded on a background thread and
+reproduced ``tokenizers`` on the start-up probes (``model/fast_backend.py``), switches every
+operation to it and drops ``tokenizers``: one copy of the vocabulary, encoding 20-100x faster.
 """
 
 from __future__ import annotations
@@ -15,17 +18,9 @@ import msgspec
 
 from tokenbridge.model.segments import SegmentCache
 
-# From this length on, encode through ``encode_batch_fast``: same ids, but it releases the GIL
-# (plain ``encode`` holds it), so a long prompt on a worker thread does not stall the event loop.
+# From this length on, ``tokenizers`` encodes through ``encode_batch_fast``: same ids, but it
+# releases the GIL (plain ``encode`` holds it), so a long prompt does not stall the event loop.
 GIL_FREE_ENCODE_CHARS = 16 * 1024
-# A fast encoder must reproduce tokenizers' ids on these (and the added tokens) to be used.
-FAST_ENCODER_SAMPLES = (
-    "Hello, world! It's 2024-05-01 and 3.14159 > 3.",
-    "  leading spaces\n\n\ttabs\r\nand  trailing   ",
-    "Ünïcödé façade, 日本語のテキスト, emoji 🙂👍🏽, العربية",
-    'def f(x):\n    return {"a": [1, 2, 3]}  # comment\n',
-    "I'm you're they've we'll he'd IT'S ...!!!",
-)
 
 
 def _token_content(tok: Any) -> str | None:
@@ -86,7 +81,8 @@ class HFTokenizer:
         self._tok.no_truncation()
         self.config = config
         self.byte_level = (spec.get("decoder") or {}).get("type") == "ByteLevel"
-        self._decoder = self._tok.decoder
+        decoder = self._tok.decoder
+        self._tokens_to_string = decoder.decode if decoder is not None else "".join
         self.added_vocab: dict[str, int] = {
             a["content"]: a["id"] for a in spec.get("added_tokens", [])
         }
@@ -120,85 +116,42 @@ class HFTokenizer:
         self.token_bytes = lru_cache(maxsize=None)(self._token_bytes)
         self.piece_text = lru_cache(maxsize=65536)(self._piece_text)
         self._space_marker = _leading_space_marker(spec)
-        self._encode_batch_fast = getattr(self._tok, "encode_batch_fast", None)
-        self._fast_encoder = None
-        self._fast_adds_specials = False
+        self.backend = "tokenizers"
+        self._encode_batch_fast = self._tok.encode_batch_fast
         self._segments = (
             SegmentCache(spec.added_tokens, self._encode_pieces)
             if SegmentCache.applies_to(spec.added_tokens, spec.pre_tokenizer)
             else None
         )
 
-    def load_fast_encoder(self, samples: tuple[str, ...] = FAST_ENCODER_SAMPLES) -> bool:
-        """Switch ``encode`` to ``fastokens`` (same ids, ~20-100x faster here) if it agrees.
-
-        Loading takes seconds, so callers run this on a background thread after start-up;
-        until it returns, ``encode`` uses ``tokenizers``. Any disagreement on ``samples`` (and
-        the added tokens) keeps ``tokenizers``. With special tokens added, the fast encoder is
-        used only if it matches there too.
-        """
-        try:
-            import fastokens
-
-            fast = fastokens.Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-        except Exception:
-            return False
-        texts = [*samples, " ".join(self.added_vocab), "".join(self.added_vocab)]
-
-        def agrees(add_special_tokens: bool) -> bool:
-            return all(
-                list(fast.encode(t, add_special_tokens=add_special_tokens).ids)
-                == self._tok.encode(t, add_special_tokens=add_special_tokens).ids
-                for t in texts
-            )
-
-        if not agrees(False):
-            return False
-        self._fast_adds_specials = agrees(True)
-        self._fast_encoder = fast
-        return True
+    def use_backend(self, fast: Any, name: str) -> None:
+        """Serve every operation from ``fast`` (checked by ``fast_backend.load``): the
+        ``tokenizers`` object and the segment cache in front of it are dropped."""
+        self._tok = fast
+        self._tokens_to_string = fast.decode_tokens
+        self._encode_batch_fast = None
+        self._segments = None
+        self.backend = name
 
     # encode / vocab -------------------------------------------------------------------------
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         if not add_special_tokens and self._segments is not None:
             return self._segments.encode(text)
-        return self._encode_plain(text, add_special_tokens)
+        batch = self._encode_batch_fast
+        if batch is not None and len(text) >= GIL_FREE_ENCODE_CHARS:
+            return batch([text], add_special_tokens=add_special_tokens)[0].ids
+        return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
 
     def _encode_pieces(self, pieces: list[str]) -> list[list[int]]:
         """Pieces without special tokens, in one call (``encode_batch_fast``: same ids, no
         offsets, and the GIL is released while it runs)."""
-        fast = self._fast_encoder
-        if fast is not None:
-            return [fast.encode(p, add_special_tokens=False).ids for p in pieces]
-        if self._encode_batch_fast is not None:
-            return [e.ids for e in self._encode_batch_fast(pieces, add_special_tokens=False)]
-        return [e.ids for e in self._tok.encode_batch(pieces, add_special_tokens=False)]
-
-    def _encode_plain(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        fast = self._fast_encoder
-        if fast is not None and (not add_special_tokens or self._fast_adds_specials):
-            return fast.encode(text, add_special_tokens=add_special_tokens).ids
-        if len(text) >= GIL_FREE_ENCODE_CHARS and self._encode_batch_fast is not None:
-            return self._encode_batch_fast([text], add_special_tokens=add_special_tokens)[0].ids
-        return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+        return [e.ids for e in self._tok.encode_batch_fast(pieces, add_special_tokens=False)]
 
     def encode_keep_last(self, text: str, keep: int, add_special_tokens: bool = False) -> list[int]:
         """Encode keeping only the last ``keep`` ids, special tokens included and kept
         (transformers' left-side truncation)."""
-        enc = self._tok.encode(text, add_special_tokens=False)
-        n_special = self._tok.num_special_tokens_to_add(False) if add_special_tokens else 0
-        enc.truncate(max(keep - n_special, 0), direction="left")
-        if add_special_tokens:
-            enc = self._tok.post_process(enc)
-        return enc.ids
-
-    def encode_with_offsets(self, text: str, add_special_tokens: bool = False):
-        enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
-        return enc.ids, enc.offsets
-
-    def encode_batch(self, texts: list[str], add_special_tokens: bool = False) -> list[list[int]]:
-        return [e.ids for e in self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)]
+        return keep_last(self._tok, text, keep, add_special_tokens)
 
     def token_to_id(self, token: str) -> int | None:
         return self._tok.token_to_id(token) if token else None
@@ -218,7 +171,7 @@ class HFTokenizer:
         return out
 
     def tokens_to_string(self, tokens: list[str]) -> str:
-        return self._decoder.decode(tokens) if self._decoder else "".join(tokens)
+        return self._tokens_to_string(tokens)
 
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
         ids = [i for i in ids if 0 <= i < self.vocab_size]
@@ -255,6 +208,15 @@ class HFTokenizer:
             else:
                 out.append(b)
         return bytes(out)
+
+
+def keep_last(backend: Any, text: str, keep: int, add_special_tokens: bool) -> list[int]:
+    """The last ``keep`` ids of ``text`` on a ``tokenizers``-shaped backend, room left for the
+    special tokens the post-processor adds."""
+    enc = backend.encode(text, add_special_tokens=False)
+    n_special = backend.num_special_tokens_to_add(False) if add_special_tokens else 0
+    enc.truncate(max(keep - n_special, 0), direction="left")
+    return (backend.post_process(enc) if add_special_tokens else enc).ids
 
 
 def _longest_token_chars(spec: _TokenizerSpec) -> int | None:

@@ -42,6 +42,9 @@ def serve(args, loader: ModelLoader | None = None) -> int:
     except (OSError, ValueError) as e:
         print(f"tokenbridge: cannot load {args.model}: {e}", file=sys.stderr)
         return 2
+    from tokenbridge.model.fast_backend import release_freed_memory
+
+    release_freed_memory()
     if args.workers is None:
         from tokenbridge.server.workers import default_workers
 
@@ -57,25 +60,37 @@ def serve(args, loader: ModelLoader | None = None) -> int:
     return serve_workers(lambda sock: run_server(app, args.host, args.port, sock), args.host, args.port, workers)
 
 
-def start_fast_encoder(app: App) -> None:
-    """With TOKENBRIDGE_FAST_ENCODER=1, load fastokens on a background thread of this process.
+def start_fast_backend(app: App) -> None:
+    """Switch the tokenizer to the fastest exact backend on a background thread of this process.
 
-    Opt-in: it encodes ~20-100x faster with the same ids, but loads for seconds and adds
-    ~100 MB RSS per process. ``tokenizers`` serves until it is ready, and stays if it disagrees.
+    Start-up stays under a second: ``tokenizers`` serves until fastokens has loaded and passed
+    its checks (~1 s later), and stays if they fail. The log says which backend serves.
     """
-    load = getattr(app.model.tokenizer, "load_fast_encoder", None)
-    if load is None or os.environ.get("TOKENBRIDGE_FAST_ENCODER", "0") not in ("1", "true", "yes"):
+    if getattr(app.model.tokenizer, "use_backend", None) is None:
         return
     import threading
 
-    threading.Thread(target=load, name="tokenbridge-fast-encoder", daemon=True).start()
+    from tokenbridge.model import fast_backend
+
+    def load() -> None:
+        # The checks run on a thread of their own: fastokens keeps ~16 MB of caches per thread
+        # that encodes, freed only when that thread ends.
+        chosen: list[str] = []
+        checks = threading.Thread(target=lambda: chosen.append(fast_backend.load(app.model.tokenizer)))
+        checks.start()
+        checks.join()
+        fast_backend.release_freed_memory()
+        print(f"tokenbridge[{os.getpid()}]: tokenizer backend: {chosen[0] if chosen else 'tokenizers'}",
+              file=sys.stderr, flush=True)
+
+    threading.Thread(target=load, name="tokenbridge-fast-backend", daemon=True).start()
 
 
 def run_bare(app: App, host: str, port: int, sock: socket.socket | None = None) -> None:
     """The bare httptools server: no ASGI layer between the socket and ``App._handle``."""
     from tokenbridge.server import http
 
-    start_fast_encoder(app)
+    start_fast_backend(app)
     http.run(app, host, port, sock)
 
 
@@ -83,7 +98,7 @@ def run_uvicorn(app: App, host: str, port: int, sock: socket.socket | None = Non
     """uvicorn on uvloop + httptools; on ``sock`` (a worker's inherited socket) when given."""
     import uvicorn
 
-    start_fast_encoder(app)
+    start_fast_backend(app)
 
     config = uvicorn.Config(
         app,
