@@ -1,12 +1,17 @@
-"""One-command benchmark: tokenbridge vs vLLM 0.33's render server (or the raw tokenizer).
+"""One-command benchmark: tokenbridge side by side with vLLM 0.33's Python render server
+(vLLM-Py), its Rust render server (``vllm-rs render``) and SMG 1.13 (``/tokenize`` only).
 
-    python bench/run.py                 # tokenbridge, plus vLLM when the oracle venv exists
-    python bench/run.py --no-oracle     # tokenbridge against raw tokenizers encode/decode only
-    python bench/run.py --workers 2 --seconds 10 --only "1k"
+    python bench/run.py --pin                       # every peer that is installed
+    python bench/run.py --pin --variants w1,w2 --only "1.2k"
+    python bench/run.py --no-oracle                 # tokenbridge and the raw tokenizer only
 
 Each server is spawned on loopback, timed from spawn to the first ``/health`` 200, loaded with
-``wrk`` (1 thread, 2 connections by default, so the load generator stays off the server's core)
-for a bounded time per workload, and its RSS (summed over worker processes) is read from /proc.
+``wrk`` (1 thread, 2 connections) for a bounded time per workload, servers taking turns, and
+its RSS (summed over worker processes) read from /proc. With ``--pin`` every server runs on
+CPU 0 (a two-worker tokenbridge on CPUs 0-1) and wrk on the last CPU. vllm-rs comes from the
+oracle venv (``lib/python3.11/site-packages/vllm/vllm-rs``); SMG from a venv of its own
+(``~/.cache/smg-venv``: ``python3 -m venv ~/.cache/smg-venv && ~/.cache/smg-venv/bin/pip
+install smg==1.13.0``). A route a peer does not serve is reported as ``-``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ SHARED = Path(os.environ.get("TOKENBRIDGE_SHARED", "/work/shared"))
 MODEL = SHARED / "models" / "qwen3"
 SERVED_NAME = "Qwen/Qwen3-8B"
 ORACLE_VENV = Path(os.environ.get("ORACLE_VENV", Path.home() / ".cache" / "tokenbridge-oracle"))
+VLLM_RS = ORACLE_VENV / "lib" / "python3.11" / "site-packages" / "vllm" / "vllm-rs"
+SMG = Path(os.environ.get("SMG_VENV", Path.home() / ".cache" / "smg-venv")) / "bin" / "smg"
+RENDER_ROUTES = ("/v1/chat/completions/render", "/v1/completions/render")
 MAX_MODEL_LEN = "40960"  # the 32k workload needs it; both servers get the same value
 
 
@@ -44,6 +52,10 @@ class Server:
     cmd: list[str]
     env: dict[str, str]
     port: int
+    routes: tuple[str, ...] | None = None  # None: every route
+    model: str = SERVED_NAME  # the model name its request bodies carry
+    health: str = "/health"
+    cpus: str = "0"
     proc: subprocess.Popen | None = None
     startup_s: float = float("nan")
     rss_ready_mb: float = float("nan")
@@ -67,14 +79,35 @@ def tokenbridge_server(variant: str) -> Server:
            "--max-model-len", MAX_MODEL_LEN]
     if workers:
         cmd += ["--workers", str(workers)]
-    return Server(f"tb-{variant}", cmd, {}, port)
+    return Server(f"tb-{variant}", cmd, {}, port, cpus="0" if workers == 1 else "0-1")
 
 
 def vllm_server() -> Server:
     port = free_port()
     cmd = [str(SHARED / "oracle" / "serve.sh"), "profile", "qwen3", str(port),
            str(SHARED / "parity" / "profiles.json"), "--max-model-len", MAX_MODEL_LEN]
-    return Server("vllm", cmd, {"VLLM_TARGET_DEVICE": "cpu", "ORACLE_VENV": str(ORACLE_VENV)}, port)
+    return Server("vllm-py", cmd, {"VLLM_TARGET_DEVICE": "cpu", "ORACLE_VENV": str(ORACLE_VENV)}, port)
+
+
+def vllm_rs_server() -> Server:
+    port = free_port()
+    cmd = [str(VLLM_RS), "render", str(MODEL), "--host", "127.0.0.1", "--port", str(port), "--served-model-name",
+           SERVED_NAME, "--tool-call-parser", "hermes", "--reasoning-parser", "qwen3", "--max-model-len", MAX_MODEL_LEN]
+    return Server("vllm-rs", cmd, {}, port, routes=RENDER_ROUTES)
+
+
+def smg_server() -> Server:
+    port = free_port()
+    cmd = [str(SMG), "launch", "--model-path", str(MODEL), "--disable-health-check", "--host", "127.0.0.1",
+           "--port", str(port)]
+    return Server("smg", cmd, {}, port, routes=("/tokenize",), model=str(MODEL), health="/health")
+
+
+def route_of(server: Server, path: str) -> str | None:
+    """The path this server answers ``path`` on, or None when it does not serve it."""
+    if server.routes is not None and path not in server.routes:
+        return None
+    return "/v1/tokenize" if server.name == "smg" and path == "/tokenize" else path
 
 
 def tree_rss_mb(pid: int) -> float:
@@ -106,14 +139,15 @@ def tree_rss_mb(pid: int) -> float:
     return total_kb / 1024
 
 
-def start(server: Server, timeout: float = 180) -> None:
+def start(server: Server, pin: bool, timeout: float = 180) -> None:
     t0 = time.perf_counter()
-    server.proc = subprocess.Popen(server.cmd, env={**os.environ, **server.env}, start_new_session=True,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{server.port}/health"
+    cmd = ["taskset", "-c", server.cpus, *server.cmd] if pin else server.cmd
+    server.proc = subprocess.Popen(cmd, env={**os.environ, **server.env}, start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{server.port}{server.health}"
     while time.perf_counter() - t0 < timeout:
         if server.proc.poll() is not None:
-            raise RuntimeError(f"{server.name} exited: {server.proc.stderr.read().decode()[-2000:]}")
+            raise RuntimeError(f"{server.name} exited with {server.proc.returncode}")
         try:
             with urllib.request.urlopen(url, timeout=1) as r:
                 if r.status == 200:
@@ -151,17 +185,19 @@ def post(port: int, path: str, body: dict | bytes) -> dict:
         raise BadStatus(f"{path}: HTTP {e.code}: {e.read()[:300].decode(errors='replace')}") from None
 
 
-def run_wrk(server: Server, wl: Workload, tmp: Path, seconds: float, connections: int) -> dict:
-    bodies = tmp / f"{abs(hash(wl.name))}.jsonl"
-    if not bodies.exists():
-        bodies.write_bytes(b"\n".join(wl.bodies) + b"\n")
-    for body in wl.bodies[:3]:  # warm-up and a correctness check
-        post(server.port, wl.path, body.replace(SEQ.encode(), b"warm-up"))
+def run_wrk(server: Server, wl: Workload, tmp: Path, seconds: float, connections: int, wrk_cpus: str | None) -> dict:
+    path = route_of(server, wl.path)
+    own_model = f'"model":{json.dumps(server.model)}'.encode()
+    bodies = [b.replace(f'"model":{json.dumps(SERVED_NAME)}'.encode(), own_model, 1) for b in wl.bodies]
+    file = tmp / f"{abs(hash((wl.name, server.model)))}.jsonl"
+    if not file.exists():
+        file.write_bytes(b"\n".join(bodies) + b"\n")
+    for body in bodies[:3]:  # warm-up and a correctness check
+        post(server.port, path, body.replace(SEQ.encode(), b"warm-up"))
+    wrk = ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s", "-s", str(BENCH / "post.lua"),
+           f"http://127.0.0.1:{server.port}", "--", str(file), path, *(["unique", str(time.time_ns())] if wl.unique else [])]
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s", "-s", str(BENCH / "post.lua"),
-         f"http://127.0.0.1:{server.port}", "--", str(bodies), wl.path,
-         *(["unique", str(time.time_ns())] if wl.unique else [])],
-        capture_output=True, text=True, check=True,
+        ["taskset", "-c", wrk_cpus, *wrk] if wrk_cpus else wrk, capture_output=True, text=True, check=True,
     ).stdout
     line = next(x for x in out.splitlines() if x.startswith("BENCH_RESULT "))
     r = json.loads(line.split(" ", 1)[1])
@@ -208,42 +244,45 @@ def fmt(x: float, digits: int = 1) -> str:
 
 
 def report(servers: list[Server], workloads: list[Workload], raw: dict[str, tuple[str, float]], args) -> str:
-    ours = [s for s in servers if s.name != "vllm"]
-    vllm = next((s for s in servers if s.name == "vllm"), None)
-    base = vllm or ours[0]
+    ours = [s for s in servers if s.name.startswith("tb-")]
+    peers = [s for s in servers if not s.name.startswith("tb-")]
+    rate = lambda s, wl: s.results.get(wl.name, FAILED)["req_s"]  # noqa: E731
     head = ["workload"]
     for s in servers:
         head += [f"{s.name} req/s", "p50 ms", "p99 ms"]
-    head += [f"{s.name}/{base.name}" for s in ours if s is not base]
-    head += ["raw op/s"] + [f"{s.name}/raw" for s in ours]
+    head += [f"{o.name}/{p.name}" for o in ours for p in peers]
+    head += [f"{o.name}/{ours[0].name}" for o in ours[1:]]
+    head += ["raw op/s"]
     rows = []
     for wl in workloads:
         row = [wl.name]
         for s in servers:
             r = s.results.get(wl.name, FAILED)
             row += [fmt(r["req_s"]), fmt(r["p50_us"] / 1e3, 2), fmt(r["p99_us"] / 1e3, 2)]
-        b = base.results.get(wl.name, FAILED)["req_s"]
-        row += [fmt(s.results.get(wl.name, FAILED)["req_s"] / b) + "x" for s in ours if s is not base]
-        encoder, rate = raw[wl.name]
-        row += [f"{fmt(rate)} ({encoder})"] + [fmt(s.results.get(wl.name, FAILED)["req_s"] / rate, 2) for s in ours]
+        row += [_ratio(rate(o, wl), rate(p, wl)) for o in ours for p in peers]
+        row += [_ratio(rate(o, wl), rate(ours[0], wl)) for o in ours[1:]]
+        encoder, raw_rate_ = raw.get(wl.name, ("-", float("nan")))
+        row += [f"{fmt(raw_rate_)} ({encoder})"]
         rows.append(row)
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
     out = [line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows), ""]
     for s in servers:
         out.append(f"{s.name}: ready in {s.startup_s:.2f} s, RSS {s.rss_ready_mb:.0f} MB after ready, "
-                   f"{s.rss_after_mb:.0f} MB after load")
-    if vllm:
-        for s in ours:
-            out.append(f"{s.name} vs vLLM: start-up {vllm.startup_s / s.startup_s:.1f}x faster, "
-                       f"RSS {vllm.rss_after_mb / s.rss_after_mb:.1f}x smaller")
+                   f"{s.rss_after_mb:.0f} MB after load" + (f" (CPUs {s.cpus})" if args.pin else ""))
     out.append("")
-    out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload, best of {args.repeat}; raw = the fastest exact op on the same "
-               "payload in one thread of this process (render: encode of the rendered prompt text by `tokenizers` or fastokens; "
-               "derender: `tokenizers` decode); x/raw >= 1/1.2 means server time within 1.2x of it")
+    out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload, best of {args.repeat}"
+               + (f", wrk on CPU {args.wrk_cpus}" if args.pin else ", unpinned")
+               + "; '-' = route not served by that peer; raw = the fastest exact op on the same payload in one "
+               "thread of this process (render: encode of the rendered prompt text; derender: decode)")
+    out.append(f"load average before: {args.load_before}, after: {os.getloadavg()}")
     for wl in workloads:
         out.append(f"  {wl.name}: {wl.info}")
     return "\n".join(out)
+
+
+def _ratio(a: float, b: float) -> str:
+    return "-" if a != a or b != b or not b else f"{a / b:.2f}x"
 
 
 def main() -> int:
@@ -259,7 +298,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per workload and server; the best is kept")
     ap.add_argument("--only", default="", help="run workloads whose name contains this text")
     ap.add_argument("--json", type=Path, default=None, help="also write all numbers here")
+    ap.add_argument("--pin", action="store_true", help="servers on CPU 0 (two workers: 0-1), wrk on the last CPU")
+    ap.add_argument("--peers", default="vllm-rs,vllm-py,smg", help="comma list of peers to run when installed")
     args = ap.parse_args()
+    args.wrk_cpus = str((os.cpu_count() or 1) - 1) if args.pin else None
+    args.load_before = os.getloadavg()
     if not shutil.which("wrk"):
         sys.exit("wrk not found: apt-get install -y wrk")
     have_oracle = (ORACLE_VENV / "bin" / "vllm").exists()
@@ -271,21 +314,29 @@ def main() -> int:
 
     tok = Tokenizer.from_file(str(MODEL / "tokenizer.json"))
     servers = [tokenbridge_server(v) for v in args.variants.split(",")]
-    if use_oracle:
+    peers = args.peers.split(",")
+    if "vllm-rs" in peers and VLLM_RS.exists():
+        servers.append(vllm_rs_server())
+    if "vllm-py" in peers and use_oracle:
         servers.append(vllm_server())
+    if "smg" in peers and SMG.exists():
+        servers.append(smg_server())
     tmp = Path(tempfile.mkdtemp(prefix="tokenbridge-bench-"))
     workloads: list[Workload] = []
     raw: dict[str, tuple[str, float]] = {}
     try:
         for server in servers:
             print(f"starting {server.name} ...", file=sys.stderr, flush=True)
-            start(server)
+            start(server, args.pin)
         time.sleep(args.settle)
         workloads = [w for w in build(tok, SERVED_NAME, lambda p, b: post(servers[0].port, p, b)) if args.only in w.name]
-        for wl in workloads:  # servers take turns per workload, so drifting machine load hits both alike
+        for wl in workloads:  # servers take turns per workload, so drifting machine load hits all alike
             for server in servers:
+                if route_of(server, wl.path) is None:
+                    continue
                 try:
-                    runs = [run_wrk(server, wl, tmp, args.seconds, args.connections) for _ in range(args.repeat)]
+                    runs = [run_wrk(server, wl, tmp, args.seconds, args.connections, args.wrk_cpus)
+                            for _ in range(args.repeat)]
                 except BadStatus as e:
                     print(f"  {server.name:11s} {wl.name:38s} FAILED {e}", file=sys.stderr, flush=True)
                     continue

@@ -110,63 +110,54 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
     short = _chat_render(model, [{"role": "user", "content": prose.text(85)}])
     short_text = prompt_text("/v1/chat/completions/render", short)
     workloads.append(Workload(
-        "render chat 100 tok", "/v1/chat/completions/render", [_dump(short)],
+        "render 100 tok", "/v1/chat/completions/render", [_dump(short)],
         "encode", lambda: tok.encode(short_text, add_special_tokens=False),
         f"{len(tok.encode(short_text).ids)} prompt tokens", encode_texts=(short_text,),
     ))
 
-    base = prose.text(1000)
-    tool_bodies = [
-        _chat_render(model, [{"role": "user", "content": f"Request {i}: {prose.sentence()}{base}"}], [WEATHER_TOOL])
-        for i in range(256)
-    ]
-    tool_text = prompt_text("/v1/chat/completions/render", tool_bodies[0])
+    base = prose.text(1150)
+    fresh_body = _chat_render(model, [{"role": "user", "content": f"Request {SEQ}: {base}"}], [WEATHER_TOOL])
+    tool_text = prompt_text("/v1/chat/completions/render", fresh_body)
     tool_tokens = len(tok.encode(tool_text).ids)
     workloads.append(Workload(
-        "render chat 1k tok + tool", "/v1/chat/completions/render", [_dump(b) for b in tool_bodies],
-        "encode", lambda: tok.encode(tool_text, add_special_tokens=False),
-        f"{tool_tokens} prompt tokens, 256 distinct user messages in turn", encode_texts=(tool_text,),
-    ))
-    fresh_body = _chat_render(model, [{"role": "user", "content": f"Request {SEQ}: {prose.sentence()}{base}"}], [WEATHER_TOOL])
-    workloads.append(Workload(
-        "render chat 1k tok + tool, new text", "/v1/chat/completions/render", [_dump(fresh_body)],
+        "render 1.2k + tool, new text", "/v1/chat/completions/render", [_dump(fresh_body)],
         "encode", lambda: tok.encode(tool_text, add_special_tokens=False),
         f"{tool_tokens} prompt tokens, a user message never seen before in every request", unique=True,
         encode_texts=(tool_text,),
     ))
 
-    history = [{"role": "system", "content": prose.text(300)}]
-    turn = 0
-    while len(tok.encode(json.dumps(history)).ids) < 31000:
-        call_id = f"call_{turn:04d}"
-        history += [
-            {"role": "user", "content": prose.text(400)},
-            {"role": "assistant", "content": prose.text(150), "tool_calls": [{
-                "id": call_id, "type": "function",
-                "function": {"name": "search_docs", "arguments": json.dumps({"query": prose.sentence(), "limit": 5})},
-            }]},
-            {"role": "tool", "tool_call_id": call_id, "content": prose.text(350)},
-            {"role": "assistant", "content": prose.text(150)},
-        ]
-        turn += 1
-    last_turn = prose.text(60)
-    long_body = _chat_render(model, [*history, {"role": "user", "content": last_turn}], [WEATHER_TOOL, SEARCH_TOOL])
-    long_text = prompt_text("/v1/chat/completions/render", long_body)
-    long_tokens = len(tok.encode(long_text).ids)
+    for label, target, sizes in (("8k", 7500, (100, 60, 80, 60)), ("32k", 31000, (400, 150, 350, 150))):
+        history = [{"role": "system", "content": prose.text(300)}]
+        turn = 0
+        while len(tok.encode(json.dumps(history)).ids) < target:
+            call_id = f"call_{turn:04d}"
+            history += [
+                {"role": "user", "content": prose.text(sizes[0])},
+                {"role": "assistant", "content": prose.text(sizes[1]), "tool_calls": [{
+                    "id": call_id, "type": "function",
+                    "function": {"name": "search_docs", "arguments": json.dumps({"query": prose.sentence(), "limit": 5})},
+                }]},
+                {"role": "tool", "tool_call_id": call_id, "content": prose.text(sizes[2])},
+                {"role": "assistant", "content": prose.text(sizes[3])},
+            ]
+            turn += 1
+        last_turn = prose.text(60)
+        tools = [WEATHER_TOOL, SEARCH_TOOL]
+        body = _chat_render(model, [*history, {"role": "user", "content": f"Turn {SEQ}: {last_turn}"}], tools)
+        text = prompt_text("/v1/chat/completions/render", body)
+        workloads.append(Workload(
+            f"render {label} multi-turn, new last turn", "/v1/chat/completions/render", [_dump(body)],
+            "encode", lambda text=text: tok.encode(text, add_special_tokens=False),
+            f"{len(tok.encode(text).ids)} prompt tokens, {turn} turns with tool calls and results, a new last user "
+            "message per request", unique=True, encode_texts=(text,),
+        ))
+    fresh_history = [{**history[0], "content": f"Session {SEQ}. {history[0]['content']}"}, *history[1:]]
+    body = _chat_render(model, [*fresh_history, {"role": "user", "content": last_turn}], tools)
     workloads.append(Workload(
-        "render chat 32k multi-turn", "/v1/chat/completions/render", [_dump(long_body)],
-        "encode", lambda: tok.encode(long_text, add_special_tokens=False),
-        f"{long_tokens} prompt tokens, {turn} turns with tool calls, the same conversation each time",
-        encode_texts=(long_text,),
-    ))
-    new_turn_body = _chat_render(
-        model, [*history, {"role": "user", "content": f"Turn {SEQ}: {last_turn}"}], [WEATHER_TOOL, SEARCH_TOOL]
-    )
-    workloads.append(Workload(
-        "render chat 32k, new last turn", "/v1/chat/completions/render", [_dump(new_turn_body)],
-        "encode", lambda: tok.encode(long_text, add_special_tokens=False),
-        "the 32k conversation with a new last user message per request", unique=True,
-        encode_texts=(long_text,),
+        "render 32k never seen", "/v1/chat/completions/render", [_dump(body)],
+        "encode", lambda text=text: tok.encode(text, add_special_tokens=False),
+        "the 32k conversation with a new system prompt per request: no part of it was seen before", unique=True,
+        encode_texts=(text,),
     ))
 
     prompts = [prose.text(120) for _ in range(8)]
@@ -175,6 +166,14 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
         "render completions 8 prompts", "/v1/completions/render", [_dump(completions)],
         "encode x8", lambda: [tok.encode(p, add_special_tokens=False) for p in prompts],
         f"8 x ~{len(tok.encode(prompts[0]).ids)} tokens", encode_texts=tuple(prompts),
+    ))
+
+    tokenize_text = prose.text(1100)
+    workloads.append(Workload(
+        "tokenize 1.1k new text", "/tokenize", [_dump({"model": model, "prompt": f"Note {SEQ}: {tokenize_text}"})],
+        "encode", lambda: tok.encode(tokenize_text, add_special_tokens=False),
+        f"{len(tok.encode(tokenize_text).ids)} tokens of text never seen before per request", unique=True,
+        encode_texts=(tokenize_text,),
     ))
 
     chat_request = _chat_render(model, [{"role": "user", "content": "What is the weather in Paris and Rome?"}], [WEATHER_TOOL])
@@ -190,7 +189,7 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
         "prompt_tokens": len(prompt_ids), "prompt_token_ids": prompt_ids, "chat_request": chat_request,
     }
     workloads.append(Workload(
-        "derender chat 200 tok reasoning+tool", "/v1/chat/completions/derender", [_dump(derender)],
+        "derender 200 tok reasoning+tool", "/v1/chat/completions/derender", [_dump(derender)],
         "decode", lambda: tok.decode(out_ids, skip_special_tokens=True),
         f"{len(out_ids)} output tokens",
     ))
@@ -213,7 +212,7 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
     }
     vocab_ids = sorted({t for c in content for t in (x["token_id"] for x in c["top_logprobs"])})
     workloads.append(Workload(
-        "derender chat 2k tok top-5 logprobs", "/v1/chat/completions/derender", [_dump(logprobs)],
+        "derender 2k tok top-5 logprobs", "/v1/chat/completions/derender", [_dump(logprobs)],
         "decode + 5 pieces/token", lambda: (tok.decode(lp_ids), [tok.decode([t]) for t in vocab_ids[:len(lp_ids) * 5]]),
         f"{len(lp_ids)} output tokens",
     ))

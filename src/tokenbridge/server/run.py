@@ -53,18 +53,23 @@ def serve(args, loader: ModelLoader | None = None) -> int:
         workers = max(1, args.workers)
     run_server = run_uvicorn if os.environ.get("TOKENBRIDGE_HTTP") == "uvicorn" else run_bare
     if workers == 1:
+        switch_backend(app, background=True)
         run_server(app, args.host, args.port)
         return 0
     from tokenbridge.server.workers import serve_workers
 
+    # Before forking, so the workers share one copy of it (copy-on-write), at ~1 s of start-up.
+    switch_backend(app, background=False)
+
     return serve_workers(lambda sock: run_server(app, args.host, args.port, sock), args.host, args.port, workers)
 
 
-def start_fast_backend(app: App) -> None:
-    """Switch the tokenizer to the fastest exact backend on a background thread of this process.
+def switch_backend(app: App, background: bool) -> None:
+    """Switch the tokenizer to the fastest exact backend (``model/fast_backend.py``).
 
-    Start-up stays under a second: ``tokenizers`` serves until fastokens has loaded and passed
-    its checks (~1 s later), and stays if they fail. The log says which backend serves.
+    In the background, start-up stays under a second: ``tokenizers`` serves until fastokens
+    has loaded and passed its checks (~1 s later), and stays if they fail. The log says which
+    backend serves.
     """
     if getattr(app.model.tokenizer, "use_backend", None) is None:
         return
@@ -83,22 +88,22 @@ def start_fast_backend(app: App) -> None:
         print(f"tokenbridge[{os.getpid()}]: tokenizer backend: {chosen[0] if chosen else 'tokenizers'}",
               file=sys.stderr, flush=True)
 
-    threading.Thread(target=load, name="tokenbridge-fast-backend", daemon=True).start()
+    if background:
+        threading.Thread(target=load, name="tokenbridge-fast-backend", daemon=True).start()
+    else:
+        load()
 
 
 def run_bare(app: App, host: str, port: int, sock: socket.socket | None = None) -> None:
     """The bare httptools server: no ASGI layer between the socket and ``App._handle``."""
     from tokenbridge.server import http
 
-    start_fast_backend(app)
     http.run(app, host, port, sock)
 
 
 def run_uvicorn(app: App, host: str, port: int, sock: socket.socket | None = None) -> None:
     """uvicorn on uvloop + httptools; on ``sock`` (a worker's inherited socket) when given."""
     import uvicorn
-
-    start_fast_backend(app)
 
     config = uvicorn.Config(
         app,
