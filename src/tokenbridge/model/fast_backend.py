@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 from importlib.metadata import version
 from typing import Any
 
@@ -39,6 +40,9 @@ PROBES = (
 def load(tok: Any) -> str:
     """Switch ``tok`` (an ``HFTokenizer``) to fastokens when it agrees; returns the backend in
     use and, when it is not fastokens, why."""
+    # One BPE thread: a worker is one core, and a thread pool would not survive the fork of
+    # ``--workers N`` (the children would wait on threads that exist only in the parent).
+    os.environ.setdefault("FASTOKENS_BPE_THREADS", "1")
     try:
         import fastokens
 

@@ -113,8 +113,9 @@ class HFTokenizer:
         self.eos_token_id = self.token_to_id(self.special_tokens.get("eos_token", ""))
         self.bos_token_id = self.token_to_id(self.special_tokens.get("bos_token", ""))
         self._char_byte = _bytes_to_unicode() if self.byte_level else None
-        self.token_bytes = lru_cache(maxsize=None)(self._token_bytes)
-        self.piece_text = lru_cache(maxsize=65536)(self._piece_text)
+        # Bounded: a 2k-token answer with top-5 logprobs touches ~10k ids; all of them cost ~20 MB.
+        self.token_bytes = lru_cache(maxsize=16384)(self._token_bytes)
+        self.piece_text = lru_cache(maxsize=16384)(self._piece_text)
         self._space_marker = _leading_space_marker(spec)
         self.backend = "tokenizers"
         self._encode_batch_fast = self._tok.encode_batch_fast
