@@ -48,3 +48,31 @@ def test_dict_attribute_lookup_equals_jinjas_own_sandbox(source):
     m = {"role": "user", "content": "hi", "items": "shadowed"}
     reference = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(source)
     assert template.render(source, m=m) == reference.render(m=m)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% for m in ms %}{{ loop.index }}{{ loop.last }}{{ m.content.startswith('a') }}{{ m.content.split()|length }}{% endfor %}",
+        "{{ '{0}-{1}'.format('a', 'b') }}|{{ s.format_map({'x': 1}) }}|{{ s.upper() }}",
+        "{% set ns = namespace(f=s.format, g=s.upper) %}{{ ns.g() }}{{ ns.f(x=2) }}{{ ns.f(x=3) }}",
+        "{{ ms.append is defined }}|{{ ms.count(1) }}|{{ s.__class__ is defined }}|{{ ms.pop is defined }}",
+    ],
+)
+def test_remembered_attribute_verdicts_answer_as_jinjas_own_sandbox(source):
+    """Attributes read directly once found safe, and builtin methods called without the
+    callable check, give Jinja's sandbox answers, every time (``str.format`` stays wrapped)."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    ctx = {"ms": [{"content": "a b"}, {"content": "c"}], "s": "{x}"}
+    reference = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(source)
+    for _ in range(3):
+        assert template.render(source, **ctx) == reference.render(**ctx)
+
+
+def test_str_format_stays_sandboxed_when_its_verdict_is_remembered():
+    for _ in range(3):
+        with pytest.raises(template.TemplateError):
+            template.render("{{ '{0.__class__.__mro__}'.format(s) }}", s="x")
+        with pytest.raises(template.TemplateError):
+            template.render("{% set ns = namespace(f='{0.__class__.__mro__}'.format) %}{{ ns.f(1) }}")

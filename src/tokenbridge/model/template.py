@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from functools import lru_cache
+from types import MethodType
 from typing import Any
 
 import jinja2
@@ -51,15 +52,22 @@ def _strftime_now(fmt: str) -> str:
 _MAX_VERDICTS = 4096
 # A plain dict has no instance attributes: ``getattr(d, name)`` succeeds exactly for these names.
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+# The bound methods the sandbox wraps (str.format runs its own sandboxed formatter).
+_FORMAT_METHODS = frozenset(("format", "format_map"))
+_BUILTIN_METHOD = type("".startswith)
+_METHOD_TYPES = (_BUILTIN_METHOD, MethodType)
 
 
 class _ChatTemplateSandbox(ImmutableSandboxedEnvironment):
-    """The immutable sandbox, remembering its attribute verdicts, with a direct path for dict keys.
+    """The immutable sandbox without its per-access cost, answering exactly as it does.
 
     Jinja's verdict (private name, internal attribute of a function/frame/type, or a method
     that mutates a known mutable) depends only on the object's type and the attribute name,
-    and a chat template asks it for ``message.content``, ``loop.last``, ``ns.x`` thousands of
-    times per render.
+    and a chat template asks it for ``message.content``, ``loop.last``, ``ns.x``,
+    ``content.startswith`` thousands of times per render: a pair found safe once is then read
+    directly (a ``str.format`` value still goes through the sandbox's wrapper). Dict keys are
+    looked up directly, and builtin methods (which cannot be marked unsafe) are called
+    without the callable check.
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -69,12 +77,26 @@ class _ChatTemplateSandbox(ImmutableSandboxedEnvironment):
     def getattr(self, obj: Any, attribute: str) -> Any:
         # ``message.content`` on a dict: Jinja tries the attribute first and pays for an
         # AttributeError on every lookup; for a plain dict the outcome is known in advance.
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+        kind = type(obj)
+        if kind is dict and attribute not in _DICT_ATTRIBUTES:
             try:
                 return obj[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
+        if self._verdicts.get((kind, attribute)):
+            try:
+                value = getattr(obj, attribute)
+            except AttributeError:
+                pass
+            else:
+                if type(value) not in _METHOD_TYPES or value.__name__ not in _FORMAT_METHODS:
+                    return value
         return super().getattr(obj, attribute)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        if type(__obj) is _BUILTIN_METHOD:
+            return __context.call(__obj, *args, **kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         key = (type(obj), attr)
