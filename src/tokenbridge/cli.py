@@ -44,6 +44,12 @@ def serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--engine-connect-timeout", type=float, default=10.0, metavar="S")
     p.add_argument("--engine-first-token-timeout", type=float, default=600.0, metavar="S")
     p.add_argument("--engine-idle-timeout", type=float, default=120.0, metavar="S", help="longest wait between two engine events")
+    p.add_argument(
+        "--tool-call-streaming",
+        choices=["incremental", "whole"],
+        default="incremental",
+        help="stream tool-call arguments as the model writes them (default), or each call whole once decided",
+    )
     return p
 
 

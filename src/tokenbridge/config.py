@@ -24,3 +24,6 @@ class ServeConfig:
     engine_connect_timeout: float = 10.0
     engine_first_token_timeout: float = 600.0
     engine_idle_timeout: float = 120.0
+    # How a stream sends tool calls: "incremental" (id and name once known, then argument
+    # deltas as written) or "whole" (each call once decided). One-shot answers never change.
+    tool_call_streaming: str = "incremental"

@@ -91,6 +91,7 @@ def fingerprint(model: ModelContext, cfg: ServeConfig) -> bytes:
         str(cfg.tool_call_parser),
         str(cfg.reasoning_parser),
         str(cfg.enable_auto_tool_choice),
+        cfg.tool_call_streaming,
     )
     return "\x1f".join(parts).encode()
 

@@ -237,7 +237,7 @@ class _ChatStream:
              loaded: StreamState | VllmStreamState | None, parsed: bool) -> "_ChatStream":
         chat_req = req.chat_request
         detok = Detokenizer(model.tokenizer, skip_special_tokens(chat_req, parsed))
-        parser = build_choice_parser(model, cfg, chat_req, req.prompt_token_ids) if parsed else None
+        parser = build_choice_parser(model, cfg, chat_req, req.prompt_token_ids, streaming=True) if parsed else None
         if isinstance(loaded, StreamState):
             if loaded.parsed != parsed:
                 raise _state_error("it was made without the parser configuration of this server")

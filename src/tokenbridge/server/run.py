@@ -32,6 +32,7 @@ def build(args, loader: ModelLoader | None = None) -> App:
         engine_connect_timeout=args.engine_connect_timeout,
         engine_first_token_timeout=args.engine_first_token_timeout,
         engine_idle_timeout=args.engine_idle_timeout,
+        tool_call_streaming=args.tool_call_streaming,
     )
     return App(model, cfg)
 
