@@ -58,14 +58,16 @@ class Servers:
         self.log_dir = Path(tempfile.mkdtemp(prefix="tokenbridge-test-"))
         self._locks: dict[str, threading.Lock] = {p: threading.Lock() for p in PROFILES}
 
-    def port(self, profile: str) -> int:
+    def port(self, profile: str, flags: str = "") -> int:
+        """A server for ``profile``, with our own ``flags`` after the replay's command line."""
+        key = (profile, flags)
         with self._locks[profile]:
-            if profile not in self.running:
+            if key not in self.running:
                 use_ft = shutil.which("faketime") is not None
-                self.running[profile] = replay.start_server(
-                    SERVER_CMD, PROFILES[profile], SHARED, use_ft, self.log_dir
+                self.running[key] = replay.start_server(
+                    f"{SERVER_CMD} {flags}", PROFILES[profile], SHARED, use_ft, self.log_dir
                 )
-        return self.running[profile][1]
+        return self.running[key][1]
 
     def ports(self, profiles, concurrency: int = 4) -> dict[str, int]:
         """Starts the servers of ``profiles`` a few at a time (start-up is mostly waiting)."""

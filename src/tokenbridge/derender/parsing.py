@@ -120,8 +120,14 @@ class ChoiceParser:
 
 
 def build_choice_parser(
-    model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, prompt_ids: list[int] | None
+    model: ModelContext,
+    cfg: ServeConfig,
+    req: ChatCompletionRequest,
+    prompt_ids: list[int] | None,
+    streaming: bool = False,
 ) -> ChoiceParser:
+    """``streaming``: for a stream, which sends calls as ``cfg.tool_call_streaming`` says; a
+    one-shot answer is the same in both modes."""
     choice = effective_tool_choice(req)
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     ctx = ParseContext(
@@ -153,6 +159,11 @@ def build_choice_parser(
             tool = RequiredToolChoice(ctx)
         elif cfg.enable_auto_tool_choice:
             # Without tools vLLM still runs the parser but keeps none of its calls.
-            tool = tcls(ctx) if req.tools else DropToolCalls(tcls(ctx))
+            if not req.tools:
+                tool = DropToolCalls(tcls(ctx))
+            elif streaming and cfg.tool_call_streaming == "incremental" and tcls.incremental is not None:
+                tool = tcls.incremental(ctx)
+            else:
+                tool = tcls(ctx)
     inner = OutputParser(ctx, rcls(ctx) if rcls else None, tool)
     return ChoiceParser(inner, forces_tool_calls(choice), ctx.parallel_tool_calls, engine=tool is not None and engine)

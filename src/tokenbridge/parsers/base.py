@@ -160,6 +160,9 @@ class ToolParser(Stateful):
     empty_content: ClassVar[str | None] = None
     #: Under ``tool_choice="none"``, a call found (and dropped) still turns blank content null.
     nulls_blank_content_under_none: ClassVar[bool] = False
+    #: The family's parser for ``--tool-call-streaming incremental`` streams (None: calls are
+    #: streamed whole, once decided).
+    incremental: ClassVar[type[ToolParser] | None] = None
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
