@@ -13,14 +13,13 @@ from __future__ import annotations
 import http.client
 import json
 import random
-import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import PROFILES, corpus_cases
+from conftest import INCREMENTAL, PROFILES, WHOLE, corpus_cases, malformed_case_ids
 
 CHAT_PATH = "/v1/chat/completions/derender"
 COMPLETION_PATH = "/v1/completions/derender"
@@ -173,15 +172,6 @@ def completion_outputs(profile: str) -> list[tuple[str, dict, dict]]:
     return out
 
 
-#: The corpus labels outputs whose tool markup is malformed or cut short.
-MALFORMED = re.compile(r"broken=(json|length)\b")
-
-
-def malformed_case_ids(profile: str) -> set[str]:
-    return {c["id"] for c in corpus_cases(profile, {"chat_derender", "chat_derender_stream"})
-            if MALFORMED.search(c.get("note", ""))}
-
-
 def check_profile(port: int, profile: str, chunkings: list[str], exempt: set[str] = frozenset()) -> list[str]:
     """Differences from the one-shot answer; an ``exempt`` output must instead give one answer
     for every chunking."""
@@ -224,9 +214,6 @@ def check_profile(port: int, profile: str, chunkings: list[str], exempt: set[str
 CHUNKINGS = ["one_token", "three", "random", "whole"]
 
 
-WHOLE = "--tool-call-streaming whole"
-
-
 @pytest.fixture(scope="module")
 def all_servers(servers):
     """Start every profile's servers at once; most of a server's start is waiting on files."""
@@ -238,7 +225,7 @@ def all_servers(servers):
             pass  # the profile's own test reports it
 
     with ThreadPoolExecutor(4) as pool:
-        list(pool.map(start, [(p, f) for p in sorted(PROFILES) for f in ("", WHOLE)]))
+        list(pool.map(start, [(p, f) for p in sorted(PROFILES) for f in (INCREMENTAL, WHOLE)]))
     return servers
 
 
@@ -250,7 +237,7 @@ def test_every_corpus_output_streams_whole_calls_to_the_one_shot_answer(all_serv
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_every_well_formed_corpus_output_streams_incremental_calls_to_the_one_shot_answer(all_servers, profile):
-    failures = check_profile(all_servers.port(profile), profile, CHUNKINGS, malformed_case_ids(profile))
+    failures = check_profile(all_servers.port(profile, INCREMENTAL), profile, CHUNKINGS, malformed_case_ids(profile))
     assert not failures, f"{len(failures)} streams differ:\n" + "\n".join(f[:600] for f in failures[:8])
 
 

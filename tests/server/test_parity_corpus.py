@@ -4,6 +4,10 @@ Every kind and every profile of ``shared/parity/cases``: renders, tokenize, erro
 health, one-shot derenders and streams. A stream passes when its steps get vLLM's statuses and
 its chunks add up to vLLM's non-streaming answer; how many streams also match chunk for chunk
 is printed at the end of the run, not asserted. One server per profile, several profiles at once.
+
+Everything is replayed with ``--tool-call-streaming whole``, whose streams always add up to the
+one-shot answer; the streams are replayed again with ``incremental``, where every output the
+corpus does not label malformed must pass too.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import PARITY, PROFILES, replay
+from conftest import INCREMENTAL, PARITY, PROFILES, WHOLE, malformed_case_ids, replay
 
 CASES = {
     path.stem: [json.loads(line) for line in path.open(encoding="utf-8")]
@@ -32,17 +36,23 @@ def replay_case(port: int, case: dict) -> tuple[str | None, bool | None]:
 
 @pytest.fixture(scope="module")
 def results(servers, request) -> dict[str, tuple[str | None, bool | None]]:
-    ports = servers.ports(list(CASES))
+    """Case id -> result in whole mode; ``incremental/<id>`` -> a stream's in incremental mode."""
+    whole, incremental = servers.ports(list(CASES), WHOLE), servers.ports(list(CASES), INCREMENTAL)
 
     def run(profile: str) -> dict:
-        return {c["id"]: replay_case(ports[profile], c) for c in CASES[profile]}
+        got = {c["id"]: replay_case(whole[profile], c) for c in CASES[profile]}
+        got.update({f"incremental/{c['id']}": replay_case(incremental[profile], c)
+                    for c in CASES[profile] if "steps" in c})
+        return got
 
     out: dict = {}
     with ThreadPoolExecutor(3) as pool:
         for by_case in pool.map(run, CASES):
             out.update(by_case)
-    streams = [exact for _, exact in out.values() if exact is not None]
-    request.config.parity_per_chunk = (sum(streams), len(streams))
+    for mode in ("whole", "incremental"):
+        streams = [exact for key, (_, exact) in out.items()
+                   if exact is not None and key.startswith("incremental/") == (mode == "incremental")]
+        setattr(request.config, f"parity_per_chunk_{mode}", (sum(streams), len(streams)))
     return out
 
 
@@ -59,5 +69,16 @@ def test_corpus_cases_match_vllm(results, profile, kind):
         f"{c['id']}: {results[c['id']][0]}"
         for c in CASES[profile]
         if c["kind"] == kind and results[c["id"]][0] is not None
+    ]
+    assert not failures, "\n".join(failures[:10])
+
+
+@pytest.mark.parametrize("profile", sorted({p for p, cases in CASES.items() if any("steps" in c for c in cases)}))
+def test_well_formed_incremental_streams_match_vllm(results, profile):
+    malformed = malformed_case_ids(profile)
+    failures = [
+        f"{c['id']}: {results['incremental/' + c['id']][0]}"
+        for c in CASES[profile]
+        if "steps" in c and c["id"] not in malformed and results["incremental/" + c["id"]][0] is not None
     ]
     assert not failures, "\n".join(failures[:10])

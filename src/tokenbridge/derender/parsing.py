@@ -34,7 +34,8 @@ def forces_tool_calls(choice: Any) -> bool:
 
 
 class ChoiceParser:
-    __slots__ = ("inner", "forced", "parallel", "engine", "dropping", "ws", "calls", "started_calls", "filter")
+    __slots__ = ("inner", "forced", "parallel", "engine", "dropping", "ws", "calls", "started_calls", "filter",
+                 "incremental")
 
     def __init__(self, inner: OutputParser, forced: bool, parallel: bool, engine: bool = False) -> None:
         self.inner = inner
@@ -50,6 +51,7 @@ class ChoiceParser:
         # vLLM rewrites the final content last (MiniCPM-V's escaped newlines): after tool
         # extraction and after the whitespace rule above.
         self.filter = getattr(inner.reasoning, "content_filter", None)
+        self.incremental = tool is not None and tool.streams_arguments
 
     def _gate(self, d: Delta, final: bool) -> Delta:
         calls = []

@@ -164,16 +164,22 @@ def _pin_tool_call_ids(calls: list[ToolCallDelta], issued: list[str]) -> None:
             issued.append(tc.id)
 
 
-def _tool_call_json(tc: ToolCallDelta) -> dict:
-    """A call opens with its id, type and name; our parsers emit whole calls, so the arguments
-    usually come in the same entry (vLLM's own parsers split them when they stream partial JSON)."""
-    opening = tc.id is not None
-    return {
-        "id": tc.id,
-        "type": "function" if opening else None,
-        "index": tc.index,
-        "function": {"name": tc.name, "arguments": tc.arguments or None},
-    }
+def _tool_call_entries(tc: ToolCallDelta, split: bool) -> list[dict]:
+    """A call opens with an entry of its id, type and name. With ``split`` (incremental
+    streaming, as vLLM's streaming parsers send it) arguments that came with the name follow in
+    an entry of their own; a whole call is one entry."""
+    if not split:
+        opening = tc.id is not None
+        return [{"id": tc.id, "type": "function" if opening else None, "index": tc.index,
+                 "function": {"name": tc.name, "arguments": tc.arguments or None}}]
+    entries = []
+    if tc.id is not None:
+        entries.append({"id": tc.id, "type": "function", "index": tc.index,
+                        "function": {"name": tc.name, "arguments": None}})
+    if tc.arguments or not entries:
+        entries.append({"id": None, "type": None, "index": tc.index,
+                        "function": {"name": None if entries else tc.name, "arguments": tc.arguments or None}})
+    return entries
 
 
 # ---------------------------------------------------------------------------------------- chat
@@ -307,7 +313,8 @@ class _ChatStream:
             delta["reasoning"] = parsed.reasoning or None
             if parsed.tool_calls:
                 _pin_tool_call_ids(parsed.tool_calls, st.tool_call_ids)
-                delta["tool_calls"] = [_tool_call_json(tc) for tc in parsed.tool_calls]
+                split = self.parser.incremental
+                delta["tool_calls"] = [e for tc in parsed.tool_calls for e in _tool_call_entries(tc, split)]
         if not st.role_sent:
             delta["role"] = "assistant"
             st.role_sent = True

@@ -163,6 +163,8 @@ class ToolParser(Stateful):
     #: The family's parser for ``--tool-call-streaming incremental`` streams (None: calls are
     #: streamed whole, once decided).
     incremental: ClassVar[type[ToolParser] | None] = None
+    #: True for the incremental parsers: arguments arrive as they are written.
+    streams_arguments: ClassVar[bool] = False
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx

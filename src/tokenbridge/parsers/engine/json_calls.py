@@ -182,6 +182,7 @@ class StreamedJsonCalls(ToolParser):
     end: ClassVar[str]
     args_keys: ClassVar[tuple[str, ...]] = ("arguments",)
     ensure_ascii: ClassVar[bool] = False
+    streams_arguments = True
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
