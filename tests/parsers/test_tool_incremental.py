@@ -115,3 +115,40 @@ def test_whole_mode_is_unchanged_by_the_flag():
     text = '<tool_call>{"name": "f", "arguments": {"a": 1.50}}</tool_call>'
     assert whole("hermes", text).named_calls() == [("f", canonical('{"a": 1.50}'))]
     assert json.loads(incremental("hermes", list(text)).calls[0][2]) == {"a": 1.5}
+
+
+@st.composite
+def llama_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure: ", "<|python_tag|>"]))]
+    for k in range(draw(st.integers(1, 3))):
+        key = draw(st.sampled_from(["arguments", "parameters"]))
+        members = [f'"name"{draw(_WS)}:{draw(_WS)}{draw(json_string())}', f'"{key}"{draw(_WS)}:{draw(_WS)}{draw(JSON_TEXT)}']
+        if draw(st.booleans()):
+            members.reverse()
+        out.append(("; " if k else "") + f"{{{draw(_WS)}{', '.join(members)}}}")
+    out.append(draw(st.sampled_from(["", " done", "{", "{}"])))
+    return "".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(llama_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_llama_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("llama3_json", text)
+    got = incremental("llama3_json", split(text, cuts))
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    else:
+        assert got == incremental("llama3_json", [text])
+    assert incremental("llama3_json", list(text), restore=False) == incremental("llama3_json", [text])
+
+
+@pytest.mark.parametrize("text, content, calls", [
+    ("Just prose, no call.", "Just prose, no call.", []),
+    ('Here: {"a": 1} and more', 'Here: {"a": 1} and more', []),
+    ('{"name": "f", "parameters": {"x": [1, 2]}}{"name": "g", "parameters": {}}', '{}}', [("f", '{"x": [1, 2]}')]),
+    ('{"name": "f", "parameters": {"x": 1', "", [("f", '{"x": ')]),
+])
+def test_llama_documented_answers(text, content, calls):
+    for pieces in ([text], list(text)):
+        got = incremental("llama3_json", pieces)
+        assert (got.content, got.named_calls()) == (content, calls)

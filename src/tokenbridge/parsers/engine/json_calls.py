@@ -36,12 +36,13 @@ _WS = " \t\n\r"
 class CallObject:
     """One ``{"name": …, "arguments": …}`` object being read; ``feed`` returns deltas' pieces."""
 
-    __slots__ = ("ensure_ascii", "args_keys", "pos", "member", "sub", "key", "buf", "named", "has_args",
-                 "held_args", "broken")
+    __slots__ = ("ensure_ascii", "args_keys", "stop_at_close", "pos", "member", "sub", "key", "buf", "named",
+                 "has_args", "held_args", "broken")
 
-    def __init__(self, ensure_ascii: bool, args_keys: tuple[str, ...]) -> None:
+    def __init__(self, ensure_ascii: bool, args_keys: tuple[str, ...], stop_at_close: bool = False) -> None:
         self.ensure_ascii = ensure_ascii
         self.args_keys = args_keys
+        self.stop_at_close = stop_at_close  # the call ends with its object (no end marker)
         self.pos = OPEN
         self.member = M_KEY
         self.sub: JsonStream | None = None
@@ -56,11 +57,12 @@ class CallObject:
     def complete(self) -> bool:
         return self.pos == TAIL
 
-    def feed(self, text: str) -> tuple[str | None, str]:
-        """``(name if it became known, argument bytes)`` for ``text``; sets ``broken``."""
+    def feed(self, text: str) -> tuple[str | None, str, int]:
+        """``(name if it became known, argument bytes, characters read)`` for ``text``; sets
+        ``broken``. Reading stops early only at the object's end, with ``stop_at_close``."""
         name, args = None, []
         i, n = 0, len(text)
-        while i < n:
+        while i < n and not (self.stop_at_close and self.pos == TAIL):
             if self.pos == MEMBER:
                 out, used = self.sub.feed(text[i:])
                 if self.member == M_ARGS:
@@ -72,6 +74,7 @@ class CallObject:
                     self.buf += out
                 if self.sub.broken is not None:
                     self.broken = self.sub.broken
+                    i = n
                     break
                 i += used
                 if self.sub.done:
@@ -87,9 +90,10 @@ class CallObject:
             step = self._structure(c)
             if step < 0:
                 self.broken = text[i:]
+                i = n
                 break
             i += step
-        return name, "".join(args)
+        return name, "".join(args), i
 
     def _structure(self, c: str) -> int:
         """One structural character: 1 when read, 0 when it opens a member (read by the
@@ -241,7 +245,7 @@ class StreamedJsonCalls(ToolParser):
         call = self._call
         if not call.named:
             self._raw += piece
-        name, args = call.feed(piece)
+        name, args, _ = call.feed(piece)
         if name is not None:
             calls.append(ToolCallDelta(self._index, name=name, arguments=args))
             self._raw = ""
@@ -286,4 +290,103 @@ class StreamedJsonCalls(ToolParser):
         self._call = None
         if call is not None:
             self._call = CallObject(self.ensure_ascii, self.args_keys)
+            self._call.restore(call)
+
+
+PROSE = 4  # a bare-JSON family's text before its first call (held: content is null once a call is found)
+
+
+class StreamedBareJsonCalls(ToolParser):
+    """Llama 3.x/4 calls: every ``{`` outside a call opens a ``{"name", "arguments" |
+    "parameters"}`` object and the object's ``}`` ends it; prose is held until a call's name is
+    sent (then it is dropped: the one-shot content is null) and dropped between calls. A ``{``
+    glued to the previous call's ``}`` is skipped, as vLLM skips it. The first of
+    ``arguments``/``parameters`` written is the arguments (vLLM prefers ``arguments``)."""
+
+    args_keys: ClassVar[tuple[str, ...]] = ("arguments", "parameters")
+    ensure_ascii: ClassVar[bool] = False
+    streams_arguments = True
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._mode = PROSE
+        self._held = ""  # prose before the first call; the open call's text until it is named
+        self._index = 0
+        self._call: CallObject | None = None
+        self._glued = False  # the previous call's object just closed
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        content: list[str] = []
+        calls: list[ToolCallDelta] = []
+        i, n = 0, len(text)
+        while i < n:
+            if self._mode == BROKEN:
+                content.append(text[i:])
+                break
+            if self._mode == CALL:
+                i += self._feed_call(text[i:], content, calls)
+                continue
+            if self._glued:
+                self._glued = False
+                if text[i] == "{":
+                    i += 1
+                    continue
+            j = text.find("{", i)
+            if self._mode == PROSE:
+                self._held += text[i : n if j == -1 else j]
+            if j == -1:
+                break
+            self._mode, i = CALL, j
+            self._call = CallObject(self.ensure_ascii, self.args_keys, stop_at_close=True)
+        return Delta(content="".join(content), tool_calls=calls)
+
+    def _feed_call(self, text: str, content: list[str], calls: list[ToolCallDelta]) -> int:
+        call = self._call
+        name, args, used = call.feed(text)
+        if name is None and not call.named:
+            self._held += text[:used]
+        if name is not None:
+            calls.append(ToolCallDelta(self._index, name=name, arguments=args))
+            self._held = ""
+        elif args:
+            calls.append(ToolCallDelta(self._index, arguments=args))
+        if call.broken is not None:
+            content.append(call.broken if call.named else self._held)
+            self._mode, self._call, self._held = BROKEN, None, ""
+        elif call.complete:
+            self._mode, self._call, self._glued = BETWEEN, None, True
+            self._index += 1
+        return used
+
+    def finish(self) -> Delta:
+        """Prose with no call is the content; a truncated call stands once named."""
+        held, self._held = self._held, ""
+        if self._mode == CALL and self._call.named:
+            held = ""
+        if self._mode in (PROSE, CALL):
+            self._mode, self._call = BROKEN, None
+            return Delta(content=held)
+        return Delta()
+
+    def snapshot(self) -> Any:
+        return [self._mode, self._held, self._index, self._glued,
+                self._call.snapshot() if self._call is not None else None]
+
+    def restore(self, snap: Any) -> None:
+        if not isinstance(snap, list) or len(snap) != 5:
+            raise ValueError("bad tool parser state")
+        mode, held, index, glued, call = snap
+        if (
+            mode not in (PROSE, BETWEEN, CALL, BROKEN)
+            or not isinstance(held, str)
+            or not isinstance(index, int)
+            or index < 0
+            or not isinstance(glued, bool)
+            or (call is None) != (mode != CALL)
+        ):
+            raise ValueError("bad tool parser state")
+        self._mode, self._held, self._index, self._glued = mode, held, index, glued
+        self._call = None
+        if call is not None:
+            self._call = CallObject(self.ensure_ascii, self.args_keys, stop_at_close=True)
             self._call.restore(call)

@@ -32,7 +32,7 @@ from tokenbridge.parsers.engine.held import Extraction, JsonFamily, as_content, 
 from tokenbridge.parsers.engine.json import complete_truncated_json
 from tokenbridge.parsers.declare import CallSpelling, RenderRules, hermes_style, triggered_calls
 from tokenbridge.parsers.engine.held import held_calls_parser
-from tokenbridge.parsers.engine.json_calls import StreamedJsonCalls
+from tokenbridge.parsers.engine.json_calls import StreamedBareJsonCalls, StreamedJsonCalls
 from tokenbridge.parsers.engine.json import call_from_object, name_of
 
 
@@ -411,6 +411,7 @@ def streamed_calls(family: str, start: str, end: str) -> type:
 
 HermesToolParser.incremental = streamed_calls("hermes", "<tool_call>", "</tool_call>")
 LongcatToolParser.incremental = streamed_calls("longcat", "<longcat_tool_call>", "</longcat_tool_call>")
+Llama3JsonToolParser.incremental = type("Llama3JsonStreamedCalls", (StreamedBareJsonCalls,), {"name": "llama3_json"})
 
 Phi4MiniJsonToolParser = tool_parser("phi4_mini_json", "phi4", family="phi4_mini_json")(
     held_calls_parser(FAMILIES["phi4_mini_json"])
