@@ -60,6 +60,14 @@ PROFILES = json.loads((PARITY / "profiles.json").read_text())["profiles"]
 MALFORMED = re.compile(r"broken=(json|length)\b")
 
 
+def streams_incrementally(profile: str) -> bool:
+    """The profile's tool parser has an incremental variant (else both modes are one path)."""
+    from tokenbridge.parsers import registry
+
+    name = PROFILES[profile].get("tool_parser")
+    return bool(name) and registry.get_tool_parser(name).incremental is not None
+
+
 def malformed_case_ids(profile: str) -> set[str]:
     return {c["id"] for c in corpus_cases(profile, {"chat_derender", "chat_derender_stream"})
             if MALFORMED.search(c.get("note", ""))}

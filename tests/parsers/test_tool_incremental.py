@@ -152,3 +152,127 @@ def test_llama_documented_answers(text, content, calls):
     for pieces in ([text], list(text)):
         got = incremental("llama3_json", pieces)
         assert (got.content, got.named_calls()) == (content, calls)
+
+
+XML_TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+    "path": {"type": "string"}, "content": {"type": "string"}, "mode": {"type": "integer"},
+    "opts": {"type": "object"}, "flag": {"type": ["boolean", "string"]}}}}}]
+XML_CTX = ParseContext(tools=XML_TOOLS, tool_choice="auto")
+_XML_VALUES = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="<>"), max_size=15),
+    st.sampled_from(["\n", "\n\n", "\nx\n", "0644", "12", "true", '{"a": [1, 2]}', "a < b > c", "\n</x>\n"]),
+)
+
+
+def xml_whole(name, text):
+    return feed(lambda: registry.get_tool_parser(name)(XML_CTX), [text])
+
+
+def xml_incremental(name, pieces, restore=True):
+    return feed(lambda: registry.get_tool_parser(name).incremental(XML_CTX), pieces, restore=restore)
+
+
+@st.composite
+def qwen_coder_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n", "  "]))]
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["write_file", "other"]))
+        params = "".join(
+            f"<parameter={k}>{draw(_XML_VALUES)}</parameter>{draw(st.sampled_from(['', chr(10)]))}"
+            for k in draw(st.lists(st.sampled_from(["path", "content", "mode", "opts", "flag", "x"]), max_size=4, unique=True))
+        )
+        out.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>{draw(st.sampled_from(['', chr(10), ' tail']))}")
+    return "".join(out)
+
+
+@st.composite
+def glm_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n"]))]
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["write_file", "unknown_fn"]))
+        args = "".join(
+            f"<arg_key>{k}</arg_key>{draw(st.sampled_from(['', chr(10)]))}<arg_value>{draw(_XML_VALUES)}</arg_value>"
+            for k in draw(st.lists(st.sampled_from(["path", "content", "mode", "opts", "flag", "x"]), max_size=4, unique=True))
+        )
+        out.append(f"<tool_call>{name}\n{args}</tool_call>{draw(st.sampled_from(['', chr(10)]))}")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("family, outputs", [("qwen3_coder", qwen_coder_output()), ("glm45", glm_output())])
+def test_tag_family_streams_add_up_to_the_one_shot_answer(family, outputs):
+    @settings(max_examples=250, deadline=None)
+    @given(outputs, st.lists(st.integers(0, 10_000), max_size=10))
+    def check(text, cuts):
+        want = xml_whole(family, text)
+        got = xml_incremental(family, split(text, cuts))
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+        assert xml_incremental(family, list(text), restore=False) == got
+
+    check()
+
+
+def test_tag_family_sends_string_values_as_they_arrive():
+    p = registry.get_tool_parser("qwen3_coder").incremental(XML_CTX)
+    steps = ["<tool_call>\n<function=write_file>\n<parameter=mode>\n06", "44\n</parameter>\n<parameter=content>\nli",
+             "ne 1\n", "line 2\n</parameter>\n</function>\n</tool_call>"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("write_file", "{")], [(None, '"mode": 644'), (None, ', "content": "'), (None, "li")],
+                    [(None, "ne 1")], [(None, "\\nline 2"), (None, '"'), (None, "}")]]
+
+
+DS = {"begin": "<｜tool▁calls▁begin｜>", "end": "<｜tool▁calls▁end｜>", "call": "<｜tool▁call▁begin｜>",
+      "call_end": "<｜tool▁call▁end｜>", "sep": "<｜tool▁sep｜>"}
+
+
+@st.composite
+def deepseek_output(draw, v3: bool) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n", " "])), DS["begin"]]
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(st.sampled_from(["get_weather", "f"]))
+        args = draw(st.one_of(JSON_TEXT, st.sampled_from(["{}", "not json", "a\n``b", "```", "\n"])))
+        if v3:
+            out.append(f"{DS['call']}function{DS['sep']}{name}\n```json\n{args}\n```{DS['call_end']}")
+        else:
+            out.append(f"{DS['call']}{name}{DS['sep']}{args}{DS['call_end']}")
+        out.append(draw(st.sampled_from(["", "\n"])))
+    out.append(DS["end"] if draw(st.integers(0, 3)) else "")
+    out.append(draw(st.sampled_from(["", " tail", "\n"])))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("family", ["deepseek_v3", "deepseek_v31"])
+def test_deepseek_streams_add_up_to_the_one_shot_answer(family):
+    @settings(max_examples=250, deadline=None)
+    @given(deepseek_output(family == "deepseek_v3"), st.lists(st.integers(0, 10_000), max_size=10))
+    def check(text, cuts):
+        want = whole(family, text)
+        got = incremental(family, split(text, cuts))
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+        assert incremental(family, list(text), restore=False) == got
+
+    check()
+
+
+@st.composite
+def required_output(draw) -> str:
+    items = []
+    for _ in range(draw(st.integers(0, 3))):
+        members = [f'"name": {draw(json_string())}']
+        if draw(st.integers(0, 4)):
+            members.append(f'"parameters"{draw(_WS)}:{draw(_WS)}{draw(st.one_of(JSON_TEXT, st.just("null")))}')
+        if draw(st.booleans()):
+            members.reverse()
+        items.append("{" + ", ".join(members) + "}")
+    return draw(_WS) + "[" + ("," + draw(_WS)).join(items) + "]" + draw(_WS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(required_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_required_streams_add_up_to_the_one_shot_answer(text, cuts):
+    from tokenbridge.parsers.choice import RequiredToolChoice, StreamedRequiredToolChoice
+
+    want = feed(lambda: RequiredToolChoice(CTX), [text])
+    got = feed(lambda: StreamedRequiredToolChoice(CTX), split(text, cuts), restore=True)
+    if want.calls or text.strip() == "[]":
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert feed(lambda: StreamedRequiredToolChoice(CTX), list(text)) == feed(lambda: StreamedRequiredToolChoice(CTX), [text])

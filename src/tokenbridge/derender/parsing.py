@@ -15,7 +15,7 @@ from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
-from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice
+from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice, StreamedRequiredToolChoice
 from tokenbridge.parsers.output import OutputParser
 from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
 from tokenbridge.protocol.openai import ChatCompletionRequest
@@ -144,6 +144,7 @@ def build_choice_parser(
         reasoning_parser=cfg.reasoning_parser,
         response_template=model.tokenizer_config.get("response_template"),
     )
+    incremental = streaming and cfg.tool_call_streaming == "incremental"
     rcls = registry.get_reasoning_parser(cfg.reasoning_parser) if cfg.reasoning_parser else None
     tcls = registry.get_tool_parser(cfg.tool_call_parser) if cfg.tool_call_parser else None
     tool = None
@@ -158,12 +159,12 @@ def build_choice_parser(
         elif named and tcls.supports_required_and_named:
             tool = NamedToolChoice(ctx)
         elif required and tcls.supports_required_and_named:
-            tool = RequiredToolChoice(ctx)
+            tool = StreamedRequiredToolChoice(ctx) if incremental else RequiredToolChoice(ctx)
         elif cfg.enable_auto_tool_choice:
             # Without tools vLLM still runs the parser but keeps none of its calls.
             if not req.tools:
                 tool = DropToolCalls(tcls(ctx))
-            elif streaming and cfg.tool_call_streaming == "incremental" and tcls.incremental is not None:
+            elif incremental and tcls.incremental is not None:
                 tool = tcls.incremental(ctx)
             else:
                 tool = tcls(ctx)

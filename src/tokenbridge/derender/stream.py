@@ -164,7 +164,7 @@ def _pin_tool_call_ids(calls: list[ToolCallDelta], issued: list[str]) -> None:
             issued.append(tc.id)
 
 
-def _tool_call_entries(tc: ToolCallDelta, split: bool) -> list[dict]:
+def tool_call_entries(tc: ToolCallDelta, split: bool) -> list[dict]:
     """A call opens with an entry of its id, type and name. With ``split`` (incremental
     streaming, as vLLM's streaming parsers send it) arguments that came with the name follow in
     an entry of their own; a whole call is one entry."""
@@ -314,7 +314,7 @@ class _ChatStream:
             if parsed.tool_calls:
                 _pin_tool_call_ids(parsed.tool_calls, st.tool_call_ids)
                 split = self.parser.incremental
-                delta["tool_calls"] = [e for tc in parsed.tool_calls for e in _tool_call_entries(tc, split)]
+                delta["tool_calls"] = [e for tc in parsed.tool_calls for e in tool_call_entries(tc, split)]
         if not st.role_sent:
             delta["role"] = "assistant"
             st.role_sent = True

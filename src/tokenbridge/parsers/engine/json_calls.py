@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.json_stream import JsonStream
-from tokenbridge.parsers.text import partial_suffix
+from tokenbridge.parsers.engine.lexer import partial_suffix
 
 CONTENT, BETWEEN, CALL, BROKEN = range(4)
 # Positions inside one call object.
@@ -36,13 +36,16 @@ _WS = " \t\n\r"
 class CallObject:
     """One ``{"name": …, "arguments": …}`` object being read; ``feed`` returns deltas' pieces."""
 
-    __slots__ = ("ensure_ascii", "args_keys", "stop_at_close", "pos", "member", "sub", "key", "buf", "named",
-                 "has_args", "held_args", "broken")
+    __slots__ = ("ensure_ascii", "args_keys", "stop_at_close", "args_first", "missing_args", "pos", "member",
+                 "sub", "key", "buf", "named", "has_args", "held_args", "broken")
 
-    def __init__(self, ensure_ascii: bool, args_keys: tuple[str, ...], stop_at_close: bool = False) -> None:
+    def __init__(self, ensure_ascii: bool, args_keys: tuple[str, ...], stop_at_close: bool = False,
+                 args_first: str | None = None, missing_args: str | None = None) -> None:
         self.ensure_ascii = ensure_ascii
         self.args_keys = args_keys
         self.stop_at_close = stop_at_close  # the call ends with its object (no end marker)
+        self.args_first = args_first  # the characters an arguments value may start with (None: any)
+        self.missing_args = missing_args  # the arguments of a call without them (None: it breaks)
         self.pos = OPEN
         self.member = M_KEY
         self.sub: JsonStream | None = None
@@ -93,6 +96,9 @@ class CallObject:
                 i = n
                 break
             i += step
+            if self.pos == TAIL and not self.has_args:
+                args.append(self.missing_args)
+                self.has_args = True
         return name, "".join(args), i
 
     def _structure(self, c: str) -> int:
@@ -114,6 +120,8 @@ class CallObject:
                     return -1  # vLLM refuses a name that is not a string
                 self._begin(M_NAME)
             elif self.key in self.args_keys and not self.has_args:
+                if self.args_first is not None and c not in self.args_first:
+                    return -1
                 self._begin(M_ARGS)
                 self.has_args = True
             else:
@@ -146,7 +154,7 @@ class CallObject:
         return False
 
     def _close(self) -> int:
-        if not (self.named and self.has_args):
+        if not self.named or not (self.has_args or self.missing_args is not None):
             return -1
         self.pos = TAIL
         return 1

@@ -15,6 +15,7 @@ from tokenbridge.parsers.engine.tags import (
     ARG, ARGS, CALL_END, CALL_START, CONTENT, NAME, REASONING, REASONING_END, REASONING_START, Family,
     family_parser, to,
 )
+from tokenbridge.parsers.engine.tag_stream import GLM_ARGS, streamed_tag_parser
 from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_ON
 from tokenbridge.parsers.registry import tool_parser
 
@@ -110,6 +111,7 @@ GlmToolParser = tool_parser(
     "glm45", "glm47", "glm45_moe", "glm47_moe", "glm", "glm4", family="glm45",
     render=RenderRules("always", "glm_4_7", "none", ToolStrictLevel.FUNCTION, grammar=GLM_4_7_GRAMMAR),
 )(family_parser("GlmToolParser", chooser=_glm_chooser))
+GlmToolParser.incremental = streamed_tag_parser(GlmToolParser, GLM_ARGS)
 
 GLM45 = MarkerFormat(
     implicit_end=("<tool_call>",),
@@ -124,4 +126,5 @@ Glm45ReasoningParser = register_format(
 
 # Ling3: GLM's parsers under their own names, without vLLM's GLM request changes.
 Ling3ToolParser = tool_parser("ling3", family="glm45")(family_parser("Ling3ToolParser", chooser=_glm_chooser))
+Ling3ToolParser.incremental = streamed_tag_parser(Ling3ToolParser, GLM_ARGS)
 register_format(MarkerEngineParser, GLM45, "ling3", family="glm45")

@@ -16,6 +16,7 @@ from tokenbridge.parsers.engine.tags import (
     ARG, ARGS, BETWEEN, CALL_END, CALL_START, CONTENT, NAME, PREAMBLE, REASONING, REASONING_END, Family,
     family_parser, to,
 )
+from tokenbridge.parsers.engine.tag_stream import QWEN_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
 from tokenbridge.parsers.registry import tool_parser
 
@@ -114,6 +115,7 @@ QwenCoderToolParser = tool_parser(
     family="qwen3_coder",
     render=RenderRules("always", "qwen_3_coder", grammar=QWEN_3_CODER_GRAMMAR),
 )(family_parser("QwenCoderToolParser", qwen_coder_family("qwen3_coder")))
+QwenCoderToolParser.incremental = streamed_tag_parser(QwenCoderToolParser, QWEN_PARAMS)
 
 QWEN3 = MarkerFormat(
     implicit_end=("<tool_call>",),

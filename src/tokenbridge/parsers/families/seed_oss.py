@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
+from tokenbridge.parsers.engine.tag_stream import QWEN_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import family_parser
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
 from tokenbridge.parsers.families.qwen import QWEN3, qwen_coder_family
@@ -19,6 +20,7 @@ SeedOssToolParser = tool_parser("seed_oss", family="qwen3_coder")(
         ),
     )
 )
+SeedOssToolParser.incremental = streamed_tag_parser(SeedOssToolParser, QWEN_PARAMS)
 
 
 SEED_OSS = MarkerFormat(

@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from tokenbridge.parsers.declare import RenderRules
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, MarkerPartitionParser, register_format
+from tokenbridge.parsers.engine.tag_stream import QWEN_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import family_parser
 from tokenbridge.parsers.engine.thinking import ALWAYS_ON
 from tokenbridge.parsers.families.qwen import QWEN3, qwen_coder_family
@@ -115,6 +116,8 @@ Step5ToolParser = tool_parser("step5", family="qwen3_coder")(
         ),
     )
 )
+Step3p5ToolParser.incremental = streamed_tag_parser(Step3p5ToolParser, QWEN_PARAMS)
+Step5ToolParser.incremental = streamed_tag_parser(Step5ToolParser, QWEN_PARAMS)
 
 
 #: Step-3.5/3.7: the template always opens ``<think>``; trailing whitespace is stripped.

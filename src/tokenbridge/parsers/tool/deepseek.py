@@ -153,6 +153,167 @@ class DeepSeekToolParser(ToolParser):
         self._held, self._holding, self._blank = snap
 
 
+CONTENT, SECTION, HEADER, ARGS, TAIL, BROKEN = range(6)
+
+
+class StreamedDeepSeekCalls(ToolParser):
+    """``--tool-call-streaming incremental``: a call opens when its header (V3: ``function``,
+    the name and the code fence; V3.1: the name) is complete, then its arguments stream verbatim,
+    holding back only a possible end marker.
+
+    As in the one-shot answer, content is what precedes the section (V3: and follows its last
+    end marker), and a call whose header does not parse is dropped. The documented answer
+    where streaming cannot match it: a V3 call whose type is not ``function`` turns the rest of
+    the output (from that call) into content; a marker out of place (a call before the section,
+    a call after its end) does too; a call cut short stands as sent.
+    """
+
+    supports_required_and_named: ClassVar[bool] = False
+    streams_arguments = True
+    format: Format
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._mode = CONTENT
+        self._buf = ""  # a possible partial marker, the header being read, or V3's tail
+        self._index = 0
+        self._blank: str | None = ""  # content so far while it is all whitespace
+        self._section = False
+
+    @property
+    def _typed(self) -> bool:
+        return self.format.keep_tail  # V3: type, separator, name and a code fence
+
+    def _args_end(self) -> str:
+        return "\n```" + CALL_END if self._typed else CALL_END
+
+    def _content(self, text: str, out: list[str]) -> None:
+        if self._blank is not None:
+            self._blank += text
+            if not self._blank.strip():
+                return
+            text, self._blank = self._blank, None
+        out.append(text)
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        return self._run(self._buf + text, False)
+
+    def finish(self) -> Delta:
+        d = self._run(self._buf, True)
+        content = [d.content]
+        if self._mode == TAIL:
+            self._content(self._buf, content)
+        self._buf = ""
+        if self._blank is not None:  # nothing but whitespace came out
+            blank, self._blank = self._blank, None
+            if self._section:
+                self.null_content = True  # vLLM counts the section as "tools called"
+            else:
+                content.append(blank)
+        d.content = "".join(content)
+        return d
+
+    def _run(self, buf: str, final: bool) -> Delta:
+        self._buf = ""
+        content: list[str] = []
+        calls: list[ToolCallDelta] = []
+        while buf:
+            mode = self._mode
+            if mode == BROKEN:
+                self._content(buf, content)
+                break
+            if mode == HEADER:
+                buf = self._header(buf, final, calls)
+                if buf is None:
+                    break
+                continue
+            if mode == ARGS:
+                end = self._args_end()
+                pos = buf.find(end)
+                cut = pos if pos != -1 else len(buf) - partial_suffix(buf, (end,))
+                if cut:
+                    calls.append(ToolCallDelta(self._index, arguments=buf[:cut]))
+                if pos == -1:
+                    self._buf = "" if final else buf[cut:]  # at a cut, held bytes are dropped
+                    break
+                self._mode, self._index, buf = SECTION, self._index + 1, buf[pos + len(end):]
+                continue
+            markers = (CALLS_BEGIN, CALL_BEGIN, CALLS_END) if mode in (CONTENT, TAIL) else (CALL_BEGIN, CALLS_END)
+            pos, marker = find_first(buf, markers)
+            if pos == -1:
+                keep = 0 if final else partial_suffix(buf, markers)
+                piece, self._buf = buf[: len(buf) - keep], buf[len(buf) - keep:]
+                if mode == CONTENT:
+                    self._content(piece, content)
+                elif mode == TAIL:
+                    self._buf = piece + self._buf
+                break
+            piece, buf = buf[:pos], buf[pos + len(marker):]
+            if mode == CONTENT and marker == CALLS_BEGIN:
+                self._content(piece, content)
+                self._mode, self._section = SECTION, True
+            elif mode == SECTION and marker == CALL_BEGIN:
+                self._mode = HEADER
+            elif mode in (SECTION, TAIL) and marker == CALLS_END and self._typed:
+                self._mode = TAIL  # V3: what follows the last end marker is content
+            elif mode == SECTION and marker == CALLS_END:
+                pass
+            else:  # a marker out of place: the rest is content
+                self._content(piece, content)
+                self._mode, buf = BROKEN, marker + buf
+        return Delta(content="".join(content), tool_calls=calls)
+
+    def _header(self, buf: str, final: bool, calls: list[ToolCallDelta]) -> str | None:
+        """Reads a call's header; returns the text after it (None: wait for more)."""
+        if self._typed:
+            fence = "\n```json\n"
+            nl = buf.find("\n")
+            if nl == -1 or len(buf) - nl < len(fence) and fence.startswith(buf[nl:]):
+                if final:
+                    self._mode = SECTION  # cut short: the call is dropped
+                    return ""
+                self._buf = buf
+                return None
+            line, rest = buf[:nl], buf[nl:]
+            if not rest.startswith(fence) or SEP not in line:
+                self._mode = SECTION  # not a call: the one-shot answer skips it
+                return buf
+            kind, name = line.rsplit(SEP, 1)
+            if kind != "function":
+                self._mode = BROKEN  # vLLM: the whole output is content
+                return CALL_BEGIN + buf
+            rest = rest[len(fence):]
+        else:
+            pos = buf.find(SEP)
+            nl = buf.find("\n")
+            if pos == -1 or (nl != -1 and nl < pos):
+                if nl != -1 or final:
+                    self._mode = SECTION
+                    return buf if nl != -1 else ""
+                self._buf = buf
+                return None
+            name, rest = buf[:pos], buf[pos + len(SEP):]
+        calls.append(ToolCallDelta(self._index, name=name))
+        self._mode = ARGS
+        return rest
+
+    def snapshot(self) -> Any:
+        return [self._mode, self._buf, self._index, self._blank, self._section]
+
+    def restore(self, snap: Any) -> None:
+        if (
+            not isinstance(snap, list)
+            or len(snap) != 5
+            or snap[0] not in range(6)
+            or not isinstance(snap[1], str)
+            or not isinstance(snap[2], int)
+            or not (snap[3] is None or isinstance(snap[3], str))
+            or not isinstance(snap[4], bool)
+        ):
+            raise ValueError("bad deepseek tool parser state")
+        self._mode, self._buf, self._index, self._blank, self._section = snap
+
+
 _CALLS_BEGIN, _CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 _CALL_BEGIN, _CALL_END, _SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
 
@@ -186,10 +347,13 @@ RENDER_RULES = {
 
 
 def _register(name: str, *aliases: str) -> None:
+    title = name.title().replace("_", "")
+    streamed = type(f"{title}StreamedCalls", (StreamedDeepSeekCalls,),
+                    {"name": name, "format": FORMATS[name], "__doc__": StreamedDeepSeekCalls.__doc__})
     cls = type(
-        f"{name.title().replace('_', '')}ToolParser",
+        f"{title}ToolParser",
         (DeepSeekToolParser,),
-        {"name": name, "format": FORMATS[name], "__doc__": DeepSeekToolParser.__doc__},
+        {"name": name, "format": FORMATS[name], "incremental": streamed, "__doc__": DeepSeekToolParser.__doc__},
     )
     tool_parser(name, *aliases, family="deepseek", render=RENDER_RULES.get(name, RenderRules()))(cls)
 

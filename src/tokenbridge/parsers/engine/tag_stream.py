@@ -1,0 +1,228 @@
+"""Incremental streaming for the XML/key-value tag families (Qwen3-Coder ``<parameter=k>``,
+GLM ``<arg_key>``/``<arg_value>``), as a subclass of the tag engine's parser.
+
+The whole-call engine holds a call's name and raw arguments until the call closes. Here a call
+opens as soon as its name is complete and accepted (the one-shot answer keeps every such call),
+with ``{``; each parameter follows when its key is read and its type known from the tool's
+schema: a value that stays a string streams as it arrives (JSON-escaped, one wrapping newline
+trimmed where the family trims it); a value the schema may coerce (integer, object, …) is held
+to its end and sent coerced. The call's end sends ``}``. The bytes add up to the one-shot
+``json.dumps`` of the coerced parameters. A call the engine cannot name from its markup (JSON
+call bodies, an empty name) is sent whole at its end, as in ``whole`` mode.
+
+Malformed output, the documented answer: a repeated key keeps its first value; a value left
+unclosed when the call ends (or the output is cut) is closed if it was streaming and dropped if
+held, so the arguments stay valid JSON (the one-shot answer drops it).
+"""
+
+from __future__ import annotations
+
+import json
+from json.encoder import encode_basestring
+from typing import NamedTuple
+
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ToolCallDelta
+from tokenbridge.parsers.engine.json_stream import key_digest
+from tokenbridge.parsers.engine.schema import _TYPE_ALIASES, coerce_string, schema_types, tool_properties
+from tokenbridge.parsers.engine.tags import TagState, TagToolParser
+
+# Where the argument reader is in the call's markup.
+OUT, KEY, GAP, VALUE = range(4)
+# What becomes of the value being read.
+SKIP, HOLD, STREAM = range(3)
+_COERCED = frozenset(("null", "integer", "number", "boolean", "object", "array"))
+
+
+class LiveCall(msgspec.Struct, array_like=True):
+    """The call being streamed: where the reader is in its markup, and the value being read."""
+
+    index: int
+    name: str
+    where: int = OUT
+    key: str = ""
+    fate: int = SKIP
+    held: str = ""  # a coerced value so far, or a trailing newline that may be trimmed
+    started: bool = False
+    digests: list[int] = []  # the keys sent
+
+
+class StreamedTagState(TagState):
+    live: LiveCall | None
+
+
+class ArgSyntax(NamedTuple):
+    """One family's parameter markup, as the literal events that open and close keys and values."""
+
+    key_open: str
+    key_close: str
+    value_open: str | None  # None: the value starts right after the key
+    value_close: str
+    next_key_closes_value: bool
+    trim_newline: bool
+    strip_key: bool
+
+
+QWEN_PARAMS = ArgSyntax("<parameter=", ">", None, "</parameter>", True, True, False)
+VERBATIM_PARAMS = ArgSyntax("<parameter=", ">", None, "</parameter>", True, False, False)
+GLM_ARGS = ArgSyntax("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", False, False, True)
+
+
+class StreamedTagArgs(TagToolParser):
+    """The tag engine's parser, streaming; subclassed with the family's class and ``syntax``."""
+
+    syntax: ArgSyntax
+    streams_arguments = True
+    State = StreamedTagState
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.live: LiveCall | None = None
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _event(self, kind: str, value: str, out: Delta) -> None:
+        if self.suppress or kind in ("text", "name"):
+            super()._event(kind, value, out)
+            return
+        if kind == "call_start":
+            self._end_live(out)
+            super()._event(kind, value, out)
+            return
+        if self.live is None and self.slot is not None and not self.slot[1] and kind in ("arg", "call_end"):
+            self._open_live(out)
+        if self.live is None:
+            super()._event(kind, value, out)
+        elif kind == "arg":
+            self._arg(value, out)
+        else:
+            self._end_live(out)
+
+    def _close_slot(self, out: Delta) -> None:
+        if self.live is not None:
+            self._end_live(out)
+        else:
+            super()._close_slot(out)
+
+    def _open_live(self, out: Delta) -> None:
+        """The name is complete: open the call if the one-shot answer will keep it."""
+        name = self.slot[0].strip()
+        if not name or not self._accept(name):
+            return
+        self.slot = None
+        self.seen_tool = True
+        if not self.named:
+            self.named = True
+            self.deferred = ""
+        self.live = LiveCall(self.n_calls, name)
+        self.n_calls += 1
+        out.tool_calls.append(ToolCallDelta(index=self.live.index, name=name, arguments="{"))
+        if not self.resolved:
+            self._resolve_with_calls(out)
+
+    def _send(self, text: str, out: Delta) -> None:
+        if text:
+            out.tool_calls.append(ToolCallDelta(index=self.live.index, arguments=text))
+
+    def _arg(self, value: str, out: Delta) -> None:
+        live, syn = self.live, self.syntax
+        where = live.where
+        if value == syn.key_open and (where == OUT or (where == VALUE and syn.next_key_closes_value)):
+            if where == VALUE:
+                self._end_value(out)
+            live.where, live.key = KEY, ""
+        elif where == KEY:
+            if value == syn.key_close:
+                live.key = live.key.strip() if syn.strip_key else live.key.lstrip()
+                if syn.value_open is None:
+                    self._begin_value(out)
+                else:
+                    live.where = GAP
+            else:
+                live.key += value
+        elif where == GAP:
+            if value == syn.value_open:
+                self._begin_value(out)
+            elif value.strip():
+                live.where = OUT  # not a key/value pair: the one-shot answer skips it
+        elif where == VALUE:
+            if value == syn.value_close:
+                self._end_value(out)
+            else:
+                self._value_text(value, out)
+
+    def _begin_value(self, out: Delta) -> None:
+        live = self.live
+        key = live.key
+        live.where, live.held, live.started = VALUE, "", False
+        digest = key_digest(key)
+        if digest in live.digests:
+            live.fate = SKIP
+            return
+        live.fate = STREAM if self._stays_string(key) else HOLD
+        sep = ", " if live.digests else ""
+        live.digests.append(digest)
+        if live.fate == STREAM:
+            self._send(f'{sep}{encode_basestring(key)}: "', out)
+
+    def _stays_string(self, key: str) -> bool:
+        """True when the value is a string whatever it says (the schema cannot coerce it)."""
+        if not self.tools:
+            return True
+        prop = tool_properties(self.tools, self.live.name).get(key)
+        if not isinstance(prop, dict):
+            return True
+        wanted = {_TYPE_ALIASES.get(t.strip().lower(), t.strip().lower()) for t in schema_types(prop)}
+        return "string" in wanted and not wanted & _COERCED
+
+    def _value_text(self, text: str, out: Delta) -> None:
+        live = self.live
+        if live.fate != STREAM:
+            if live.fate == HOLD:
+                live.held += text
+            return
+        if self.syntax.trim_newline:
+            if not text:
+                return
+            if not live.started:
+                live.started = True
+                text = text[1:] if text.startswith("\n") else text
+            text = live.held + text  # a newline held back: it may be the trimmed last one
+            live.held = "\n" if text.endswith("\n") else ""
+            text = text[: len(text) - len(live.held)]
+        self._send(encode_basestring(text)[1:-1], out)
+
+    def _end_value(self, out: Delta) -> None:
+        live = self.live
+        if live.fate == STREAM:
+            self._send('"', out)
+        elif live.fate == HOLD:
+            raw = live.held
+            if self.syntax.trim_newline:
+                raw = raw[1:] if raw.startswith("\n") else raw
+                raw = raw[:-1] if raw.endswith("\n") else raw
+            prop = tool_properties(self.tools, live.name).get(live.key)
+            value = json.dumps(coerce_string(raw, schema_types(prop)), ensure_ascii=False)
+            sep = ", " if len(live.digests) > 1 else ""
+            self._send(f"{sep}{encode_basestring(live.key)}: {value}", out)
+        live.where, live.fate, live.held = OUT, SKIP, ""
+
+    def _end_live(self, out: Delta) -> None:
+        """The call ended: an open streaming value is closed, a held one dropped."""
+        live = self.live
+        if live is None:
+            return
+        if live.where == VALUE and live.fate == STREAM:
+            self._send('"', out)
+        elif live.where == VALUE and live.fate == HOLD:
+            live.digests.pop()
+        self._send("}", out)
+        self.live = None
+
+
+def streamed_tag_parser(cls: type[TagToolParser], syntax: ArgSyntax) -> type[TagToolParser]:
+    """``cls`` for ``--tool-call-streaming incremental``: arguments sent as written."""
+    return type(f"{cls.__name__.removesuffix('ToolParser')}StreamedCalls", (StreamedTagArgs, cls),
+                {"syntax": syntax, "__doc__": f"{cls.__doc__} Calls streamed as written.",
+                 "__module__": cls.__module__})
