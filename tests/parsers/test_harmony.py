@@ -52,7 +52,7 @@ def oss_harmony() -> bool:
         return False
 
 
-def run(ids: list[int], reasoning: bool = True, tool: bool = True, cuts=(), ctx=None) -> dict:
+def run(ids: list[int], reasoning: bool = True, tool: bool = True, cuts=(), ctx=None, tool_cls=HarmonyToolParser) -> dict:
     """Feed ``ids`` split at ``cuts``, rebuilding both parsers from a msgpack snapshot between
     chunks; return what the deltas accumulate to."""
     ctx = ctx or ParseContext(tools=TOOLS, tool_choice="auto")
@@ -61,7 +61,7 @@ def run(ids: list[int], reasoning: bool = True, tool: bool = True, cuts=(), ctx=
         op = OutputParser(
             ctx,
             HarmonyReasoningParser(ctx) if reasoning else None,
-            HarmonyToolParser(ctx) if tool else None,
+            tool_cls(ctx) if tool else None,
         )
         if snap is not None:
             op.restore(msgspec.msgpack.decode(msgspec.msgpack.encode(snap)))
@@ -258,3 +258,40 @@ def test_corpus_chat_derender(case):
             "tool_calls": [[t["function"]["name"], t["function"]["arguments"]]
                            for t in msg.get("tool_calls") or []],
         }
+
+
+WELL_FORMED = [
+    CALL.format(name="get_weather", args='{"city":"Paris"}'),
+    THINK.format(text="Let me look.") + CALL.format(name="get_weather", args='{"city": "東京", "n": [1.50, -0, 1e2]}')
+    + "<|start|>assistant" + CALL.format(name="search_web", args=' {"q": "a\\u00e9 😀"} ')
+    + "<|start|>assistant<|channel|>final<|message|>Done.<|return|>",
+    "<|channel|>commentary to=functions.search_web code<|message|>print(1) # not json<|call|>",
+    '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}',
+]
+
+
+@pytest.mark.parametrize("text", WELL_FORMED)
+def test_incremental_calls_add_up_to_the_one_shot_answer_for_every_cut(text):
+    ids = ids_of(text)
+    want = run(ids)
+    for cuts in ([], list(range(1, len(ids))), list(range(3, len(ids), 3))):
+        assert run(ids, cuts=cuts, tool_cls=HarmonyToolParser.incremental) == want
+
+
+def test_incremental_call_opens_at_its_header_and_streams_its_arguments():
+    ctx = ParseContext(tools=TOOLS, tool_choice="auto")
+    p = HarmonyToolParser.incremental(ctx)
+    ids = ids_of(CALL.format(name="get_weather", args='{"city": "Paris", "days": 3}'))
+    sent = [[(c.name, c.arguments) for c in p.feed("", [t]).tool_calls] for t in ids]
+    sent.append([(c.name, c.arguments) for c in p.finish().tool_calls])
+    flat = [x for step in sent for x in step]
+    assert flat[0] == ("get_weather", "")
+    assert "".join(a for _, a in flat) == '{"city": "Paris", "days": 3}'
+    assert sum(1 for step in sent if any(a for _, a in step)) > 3  # in many pieces, not whole
+
+
+def test_incremental_invalid_json_keeps_the_rest_verbatim():
+    ids = ids_of(CALL.format(name="get_weather", args='{"city": Paris}'))
+    for cuts in ([], list(range(1, len(ids)))):
+        assert run(ids, cuts=cuts, tool_cls=HarmonyToolParser.incremental)["tool_calls"] == [
+            ["get_weather", '{"city": Paris}']]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.engine.json_stream import JsonStream
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.declare import RenderRules
 
@@ -94,10 +95,14 @@ class HarmonyStream:
     UTF-8 as soon as it is complete, an undecodable tail lossily at the message's end.
     """
 
-    def __init__(self, want_reasoning: bool, want_tools: bool, vocab: Any = None) -> None:
+    def __init__(self, want_reasoning: bool, want_tools: bool, vocab: Any = None, incremental: bool = False) -> None:
         self.want_reasoning = want_reasoning
         self.want_tools = want_tools
         self.vocab = vocab
+        # Calls open at their header and their arguments stream re-serialized (json content)
+        # or verbatim, instead of whole at the message's end; ``args`` reads the JSON.
+        self.incremental = incremental
+        self.args: JsonStream | None = None
         self.mode = HEADER
         self.replay: list[int] = []  # feeding these to a fresh parser restores its state
         self.replay_assistant = True  # ... one built with the assistant role (no message done)
@@ -161,12 +166,16 @@ class HarmonyStream:
             if old == CONTENT:
                 if new == CONTENT:
                     self.undecoded.append(t)
-                    self._decode(reasoning, content, final=False)
+                    self._decode(reasoning, content, final=False, calls=calls)
                 else:
                     self._complete(reasoning, content, calls)
             elif new == CONTENT:
                 self.replay.append(t)
                 self._open(parser)
+                if self.incremental and self.kind == TOOL:
+                    calls.append(ToolCallDelta(index=self.tool_index, name=self.tool_name))
+                    if self.content_type is None or "json" in self.content_type:
+                        self.args = JsonStream(ensure_ascii=True)
             else:
                 if self.replay_assistant:
                     self.replay.append(t)
@@ -188,7 +197,7 @@ class HarmonyStream:
         elif self.mode == HEADER:
             text = self.encoding.decode(self.unfinished) if self.unfinished else ""
             self.kind = TEXT
-            self._emit(text, reasoning, content)
+            self._emit(text, reasoning, content, calls)
             self.kind = IGNORE
         self.mode = EXPECT_START
         self.replay = []
@@ -218,7 +227,7 @@ class HarmonyStream:
         self.tool_name = recipient.removeprefix("functions.") if kind == TOOL else ""
         self.content_type = parser.current_content_type if kind == TOOL else None
 
-    def _decode(self, reasoning: list[str], content: list[str], final: bool) -> None:
+    def _decode(self, reasoning: list[str], content: list[str], final: bool, calls: list[ToolCallDelta]) -> None:
         if not self.undecoded:
             return
         if self.kind == IGNORE:
@@ -231,14 +240,17 @@ class HarmonyStream:
                 return
             text = self.encoding.decode(self.undecoded)
         self.undecoded = []
-        self._emit(text, reasoning, content)
+        self._emit(text, reasoning, content, calls)
 
-    def _emit(self, text: str, reasoning: list[str], content: list[str]) -> None:
+    def _emit(self, text: str, reasoning: list[str], content: list[str], calls: list[ToolCallDelta]) -> None:
         """Message text out; a message's first non-empty text is joined to earlier ones by a newline."""
         if not text:
             return
         if self.kind == TOOL:
-            self.tool_text += text
+            if self.incremental:
+                self._stream_args(text, calls, final=False)
+            else:
+                self.tool_text += text
             return
         if self.kind == REASONING:
             out, seen = reasoning, self.reasoning_any
@@ -252,9 +264,32 @@ class HarmonyStream:
                 text = "\n" + text
         out.append(text)
 
+    def _stream_args(self, text: str, calls: list[ToolCallDelta], final: bool) -> None:
+        """Arguments as they come: re-serialized while they are JSON (whitespace after the value
+        dropped); from a byte that breaks JSON on, verbatim (vLLM keeps text that is not JSON)."""
+        args, out = self.args, text
+        if args is not None and args.broken is None:
+            out, used = args.feed(text)
+            if args.broken is not None:
+                out += args.broken
+            else:
+                rest = text[used:].lstrip(" \t\n\r")
+                if rest:
+                    args.broken = ""
+                    out += rest
+                elif final:
+                    out += args.finish()
+                    out += args.broken or ""
+        if out:
+            calls.append(ToolCallDelta(index=self.tool_index, arguments=out))
+
     def _complete(self, reasoning: list[str], content: list[str], calls: list[ToolCallDelta]) -> None:
-        self._decode(reasoning, content, final=True)
-        if self.kind == TOOL:
+        self._decode(reasoning, content, final=True, calls=calls)
+        if self.kind == TOOL and self.incremental:
+            self._stream_args("", calls, final=True)
+            self.args = None
+            self.tool_index += 1
+        elif self.kind == TOOL:
             calls.append(
                 ToolCallDelta(
                     index=self.tool_index,
@@ -280,13 +315,22 @@ class HarmonyStream:
             self.mode, self.replay_assistant, self.replay, self.unfinished, self.undecoded,
             self.kind, self.tool_name, self.content_type, self.tool_text, self.part_open,
             self.reasoning_any, self.content_any, self.tool_index,
+            [self.args.snapshot(), self.args.broken] if self.args is not None else None,
         ]
 
     def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 13:
+        if not isinstance(snap, list) or len(snap) != 14:
             raise ValueError("bad harmony parser state")
         (mode, replay_assistant, replay, unfinished, undecoded, kind, tool_name, content_type,
-         tool_text, part_open, reasoning_any, content_any, tool_index) = snap
+         tool_text, part_open, reasoning_any, content_any, tool_index, args) = snap
+        self.args = None
+        if args is not None:
+            if not self.incremental or not isinstance(args, list) or len(args) != 2 or not (
+                    args[1] is None or isinstance(args[1], str)):
+                raise ValueError("bad harmony parser state")
+            self.args = JsonStream(ensure_ascii=True)
+            self.args.restore(args[0])
+            self.args.broken = args[1]
         lists = (replay, unfinished, undecoded)
         if (
             mode not in (EXPECT_START, HEADER, CONTENT)
@@ -307,6 +351,34 @@ class HarmonyStream:
         self._parser = None
 
 
+class HarmonyStreamedCalls(ToolParser):
+    """gpt-oss calls for ``--tool-call-streaming incremental``: a call opens at its message
+    header, then its arguments stream (see ``HarmonyStream._stream_args``)."""
+
+    supports_required_and_named = False
+    engine_based = True
+    blank_content_is_null = False
+    streams_arguments = True
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.stream = HarmonyStream(want_reasoning=False, want_tools=True, vocab=ctx.vocab, incremental=True)
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        _, content, calls = self.stream.feed(token_ids)
+        return Delta(content=content, tool_calls=calls)
+
+    def finish(self) -> Delta:
+        _, content, calls = self.stream.finish()
+        return Delta(content=content, tool_calls=calls)
+
+    def snapshot(self) -> Any:
+        return self.stream.snapshot()
+
+    def restore(self, snap: Any) -> None:
+        self.stream.restore(snap)
+
+
 @tool_parser("openai", "gpt-oss", "harmony", family="harmony", render=RenderRules(structural_tag="harmony"))
 class HarmonyToolParser(ToolParser):
     """gpt-oss tool calls and content from the token ids; the text is not read.
@@ -318,6 +390,7 @@ class HarmonyToolParser(ToolParser):
     supports_required_and_named = False
     engine_based = True
     blank_content_is_null = False
+    incremental = HarmonyStreamedCalls
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
