@@ -95,8 +95,11 @@ class Servers:
         with self._locks[profile]:
             if key not in self.running:
                 use_ft = shutil.which("faketime") is not None
+                # One log folder per flag set: the replay names a server's log by its model.
+                log_dir = self.log_dir / (flags.replace(" ", "_").strip("-") or "default")
+                log_dir.mkdir(exist_ok=True)
                 self.running[key] = replay.start_server(
-                    f"{SERVER_CMD} {flags}", PROFILES[profile], SHARED, use_ft, self.log_dir
+                    f"{SERVER_CMD} {flags}", PROFILES[profile], SHARED, use_ft, log_dir
                 )
         return self.running[key][1]
 
