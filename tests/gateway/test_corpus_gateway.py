@@ -7,6 +7,9 @@ apply (the others were sent to derender with ids of another prompt).
 Where ``vllm serve`` itself answers otherwise than derender, the expectation follows vllm serve:
 ``echo`` repeats the prompt, several prompts are one id, and a stop string ends generation at the token that completed it
 (derender counted the tokens the engine made after it, which a coordinator never lets it make).
+
+Streams are checked with ``--tool-call-streaming whole`` for every case, and with
+``incremental`` for every case the corpus does not label malformed.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import copy
 
 import pytest
 
-from tests.conftest import PROFILES, corpus_cases, replay
-from tests.gateway.harness import gateways, sse, stub_engine  # noqa: F401 (fixtures)
+from tests.conftest import INCREMENTAL, PROFILES, WHOLE, corpus_cases, malformed_case_ids, replay, streams_incrementally
+from tests.gateway.harness import Gateways, sse, stub_engine  # noqa: F401 (fixtures)
 
 KINDS = {"chat_derender", "completion_derender"}
 
@@ -75,9 +78,33 @@ def _expected(port: int, case: dict, req: dict, got: dict) -> dict:
     return exp
 
 
+@pytest.fixture(scope="module")
+def gateways(stub_engine):
+    g = Gateways(stub_engine, WHOLE)
+    yield g
+    g.stop()
+
+
+@pytest.fixture(scope="module")
+def incremental_gateways(stub_engine):
+    g = Gateways(stub_engine, INCREMENTAL)
+    yield g
+    g.stop()
+
+
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_gateway_answers_the_recorded_derender_answer(gateways, stub_engine, profile):
-    port = gateways.port(profile)
+    check_profile(gateways.port(profile), stub_engine, profile)
+
+
+@pytest.mark.parametrize("profile", sorted(p for p in PROFILES if streams_incrementally(p)))
+def test_gateway_streams_incremental_calls_to_the_recorded_answer(incremental_gateways, stub_engine, profile):
+    check_profile(incremental_gateways.port(profile), stub_engine, profile, malformed_case_ids(profile))
+
+
+def check_profile(port: int, stub_engine, profile: str, stream_exempt: set[str] = frozenset()) -> None:
+    """Every applicable case, whole and streamed; a stream of an ``stream_exempt`` case is not
+    compared (incremental streaming answers malformed output its documented way)."""
     checked, failures = 0, []
     for case in corpus_cases(profile, KINDS):
         applies = _applicable(port, case)
@@ -87,7 +114,7 @@ def test_gateway_answers_the_recorded_derender_answer(gateways, stub_engine, pro
         stub_engine.control(queue=[list(o) for o in outputs])
         status, got = replay.http(port, "POST", path, dict(req, stream=False))
         err = replay.compare_response({"status": 200, "body": _expected(port, case, req, got)}, status, got) if status == 200 else f"status {status}: {got}"
-        if err is None:
+        if err is None and case["id"] not in stream_exempt:
             stub_engine.control(queue=[list(o) for o in outputs])
             status, events = sse(port, path, dict(req, stream=True))
             if status != 200 or events[-1] != "[DONE]":

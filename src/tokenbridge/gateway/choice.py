@@ -146,16 +146,21 @@ def merge_deltas(first: Delta, second: Delta) -> Delta:
     return Delta(first.content + second.content, first.reasoning + second.reasoning, list(calls.values()))
 
 
-def tool_call_delta(tc: ToolCallDelta) -> dict:
-    """vLLM's ``DeltaToolCall`` as it serializes: id, type and name open a call."""
+def tool_call_deltas(tc: ToolCallDelta, split: bool) -> list[dict]:
+    """vLLM's ``DeltaToolCall`` as it serializes: id, type and name open a call. With ``split``
+    (incremental tool-call streaming) arguments that came with the name follow in an entry of
+    their own, as vLLM's streaming parsers send them."""
     fn: dict = {}
     if tc.name is not None:
         fn["name"] = tc.name
-    if tc.arguments:
+    if tc.arguments and not (split and tc.id is not None):
         fn["arguments"] = tc.arguments
-    if tc.id is not None:
-        return {"id": tc.id, "type": "function", "index": tc.index, "function": fn}
-    return {"index": tc.index, "function": fn}
+    if tc.id is None:
+        return [{"index": tc.index, "function": fn}]
+    entries = [{"id": tc.id, "type": "function", "index": tc.index, "function": fn}]
+    if split and tc.arguments:
+        entries.append({"index": tc.index, "function": {"arguments": tc.arguments}})
+    return entries
 
 
 class ChatChoice:
@@ -167,7 +172,9 @@ class ChatChoice:
         self.index = index
         self.request = request
         self.text = ChoiceText(model, request, prompt_ids, parsed)
-        self.parser: ChoiceParser | None = build_choice_parser(model, cfg, request, prompt_ids) if parsed else None
+        self.parser: ChoiceParser | None = (
+            build_choice_parser(model, cfg, request, prompt_ids, streaming=True) if parsed else None
+        )
         self.hide_metadata = parsed and not request.include_reasoning
         self.top_limit = chat_top_limit(request)
         self.context: list[int] = []
@@ -193,7 +200,8 @@ class ChatChoice:
             if parsed.content:
                 delta["content"] = parsed.content
             if parsed.tool_calls:
-                delta["tool_calls"] = [tool_call_delta(tc) for tc in parsed.tool_calls]
+                split = self.parser.incremental
+                delta["tool_calls"] = [e for tc in parsed.tool_calls for e in tool_call_deltas(tc, split)]
                 self.calls = True
             if not delta:
                 delta = None
