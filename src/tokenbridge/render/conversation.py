@@ -121,13 +121,16 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
             raise bad_request("Each message must be an object with a role.")
         role = m["role"]
         content = m.get("content")
-        texts = [content] if isinstance(content, str) else _text_parts(content or [])
-        if content_format == "openai":
-            msg: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": t} for t in texts]}
-            if role == "tool":
-                msg["content"] = "\n".join(texts)
-        else:  # parts are joined, empty ones dropped
-            msg = {"role": role, "content": "\n".join(t for t in texts if t)}
+        if content_format != "openai" and isinstance(content, str):  # most messages: one string
+            msg: dict[str, Any] = {"role": role, "content": content}
+        else:
+            texts = [content] if isinstance(content, str) else _text_parts(content or [])
+            if content_format == "openai":
+                msg = {"role": role, "content": [{"type": "text", "text": t} for t in texts]}
+                if role == "tool":
+                    msg["content"] = "\n".join(texts)
+            else:  # parts are joined, empty ones dropped
+                msg = {"role": role, "content": "\n".join(t for t in texts if t)}
         reasoning = m.get("reasoning")
         if reasoning is None:
             reasoning = m.get("reasoning_content")
