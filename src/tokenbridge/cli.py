@@ -47,8 +47,8 @@ def serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--tool-call-streaming",
         choices=["incremental", "whole"],
-        default="whole",
-        help="stream tool-call arguments as the model writes them, or each call whole once decided",
+        default="incremental",
+        help="stream tool-call arguments as the model writes them (default), or each call whole once decided",
     )
     return p
 

@@ -26,4 +26,4 @@ class ServeConfig:
     engine_idle_timeout: float = 120.0
     # How a stream sends tool calls: "incremental" (id and name once known, then argument
     # deltas as written) or "whole" (each call once decided). One-shot answers never change.
-    tool_call_streaming: str = "whole"
+    tool_call_streaming: str = "incremental"
