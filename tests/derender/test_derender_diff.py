@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import replay
+from conftest import WHOLE, replay
 
 DATA = json.loads((Path(__file__).parent / "data" / "derender_vllm_diff.json").read_text())
 BY_PROFILE: dict[str, list[dict]] = defaultdict(list)
@@ -51,7 +51,8 @@ def _stream_one_token(port: int, case: dict) -> tuple[str | None, list[dict]]:
 
 @pytest.mark.parametrize("profile", sorted(BY_PROFILE))
 def test_derender_diff_cases(servers, profile):
-    port = servers.port(profile)
+    """Streams are compared with the one-shot answer, so calls stream whole."""
+    port = servers.port(profile, WHOLE)
     failures = []
     for n, case in enumerate(BY_PROFILE[profile]):
         status, body = replay.http(port, "POST", case["path"], case["body"])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import MODELS, PROFILES
+from conftest import INCREMENTAL, MODELS, PROFILES, WHOLE
 from test_stream_invariance import CHAT_PATH, COMPLETION_PATH, Client, folded_oneshot, folded_stream, stream_choice
 from tokenbridge.model.tokenizer import HFTokenizer
 
@@ -36,7 +36,13 @@ def prompt(tok) -> list[int]:
 
 @pytest.fixture(scope="module")
 def qwen3(servers) -> Client:
-    return Client(servers.port("qwen3"))
+    """Tool calls streamed whole (``--tool-call-streaming whole``)."""
+    return Client(servers.port("qwen3", WHOLE))
+
+
+@pytest.fixture(scope="module")
+def qwen3_incremental(servers) -> Client:
+    return Client(servers.port("qwen3", INCREMENTAL))
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +110,17 @@ def test_tool_call_arrives_whole_with_an_id_and_finish_reason_becomes_tool_calls
     assert json.loads(call0["function"]["arguments"]) == {"city": "Zürich"}
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
     assert "".join(c["choices"][0]["delta"]["reasoning"] or "" for c in chunks) == "Let me check the weather in Zürich 😀."
+
+
+def test_incremental_call_opens_with_its_name_and_streams_its_arguments(qwen3_incremental, tok, prompt):
+    ids = tok.encode(REASONING_AND_CALL) + [tok.token_to_id("<|im_end|>")]
+    chunks, _ = one_token_stream(qwen3_incremental, chat_base(prompt, tools=TOOLS), ids)
+    entries = [tc for c in chunks for tc in c["choices"][0]["delta"].get("tool_calls") or []]
+    opening, rest = entries[0], entries[1:]
+    assert opening["id"].startswith("chatcmpl-tool-") and opening["function"] == {"name": "get_weather", "arguments": None}
+    assert len(rest) > 3 and all(e["id"] is None and e["function"]["name"] is None for e in rest)
+    assert json.loads("".join(e["function"]["arguments"] for e in rest)) == {"city": "Zürich"}
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
 def test_usage_only_chunk_returns_no_choices_and_keeps_the_role_for_later(plain, tok, prompt):
