@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import MODEL, SERVED_NAME  # noqa: E402
 from workloads import SEQ, build  # noqa: E402
 
-from tokenbridge.cli import serve_parser  # noqa: E402
+from tokenbridge.cli import parse_serve_args  # noqa: E402
 from tokenbridge.model import fast_backend  # noqa: E402
 from tokenbridge.server.app import POST_ROUTES, Request  # noqa: E402
 from tokenbridge.server.run import build as build_app  # noqa: E402
@@ -36,10 +36,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--tokenizers", action="store_true", help="stay on tokenizers (the fallback backend)")
     args = ap.parse_args()
-    parser = argparse.ArgumentParser()
-    serve_parser(parser.add_subparsers())
-    serve_args = parser.parse_args([
-        "serve", str(MODEL), "--served-model-name", SERVED_NAME, "--tool-call-parser", "hermes",
+    serve_args = parse_serve_args([
+        str(MODEL), "--served-model-name", SERVED_NAME, "--tool-call-parser", "hermes",
         "--enable-auto-tool-choice", "--reasoning-parser", "qwen3", "--max-model-len", "40960"])
     app = build_app(serve_args)
     if not args.tokenizers:

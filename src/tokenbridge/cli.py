@@ -1,68 +1,25 @@
-"""``tokenbridge serve`` (vLLM's flag names) and ``tokenbridge parsers``."""
+"""``tokenbridge serve`` (vLLM's command line, see ``flags``), ``tokenbridge parsers``, ``--version``."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-
-def _json_arg(value: str):
-    try:
-        v = json.loads(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from e
-    if not isinstance(v, dict):
-        raise argparse.ArgumentTypeError("expected a JSON object")
-    return v
+from tokenbridge import VLLM_COMPAT_VERSION, __version__
+from tokenbridge import flags
 
 
-def serve_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("serve", help="serve the render/derender API for one model")
-    p.add_argument("model", help="a local model folder or a Hugging Face hub id")
-    p.add_argument("--host", default="0.0.0.0")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--served-model-name", nargs="+", default=None)
-    p.add_argument("--tokenizer", default=None)
-    p.add_argument("--tokenizer-mode", choices=["auto", "hf", "slow", "mistral"], default="auto")
-    p.add_argument("--chat-template", default=None)
-    p.add_argument("--chat-template-content-format", choices=["auto", "string", "openai"], default="auto")
-    p.add_argument("--default-chat-template-kwargs", type=_json_arg, default=None)
-    p.add_argument("--trust-request-chat-template", action="store_true")
-    p.add_argument("--tool-call-parser", default=None, metavar="NAME")
-    p.add_argument("--enable-auto-tool-choice", action="store_true")
-    p.add_argument("--reasoning-parser", default=None, metavar="NAME")
-    p.add_argument("--max-model-len", type=int, default=None)
-    p.add_argument("--generation-config", default="auto")
-    p.add_argument("--max-logprobs", type=int, default=20)
-    p.add_argument("--api-key", default=os.environ.get("VLLM_API_KEY"))
-    p.add_argument("--workers", type=int, default=None, help="processes sharing the port (default: min(cores, 2))")
-    p.add_argument("--max-body-bytes", type=int, default=64 * 1024 * 1024)
-    p.add_argument("--engine-url", default=None, help="a token engine (vllm serve --tokens-only): adds /v1/chat/completions and /v1/completions")
-    p.add_argument("--engine-api-key", default=os.environ.get("TOKENBRIDGE_ENGINE_API_KEY"))
-    p.add_argument("--engine-connect-timeout", type=float, default=10.0, metavar="S")
-    p.add_argument("--engine-first-token-timeout", type=float, default=600.0, metavar="S")
-    p.add_argument("--engine-idle-timeout", type=float, default=120.0, metavar="S", help="longest wait between two engine events")
-    p.add_argument(
-        "--tool-call-streaming",
-        choices=["incremental", "whole"],
-        default="incremental",
-        help="stream tool-call arguments as the model writes them (default), or each call whole once decided",
-    )
-    return p
-
-
-def check_parser_names(p: argparse.ArgumentParser, args) -> None:
-    """argparse's invalid-choice error for an unknown parser name, listing the valid ones."""
+def check_parser_names(args) -> None:
+    """An unknown parser name: argparse's invalid-choice wording, listing the valid names."""
     from tokenbridge.parsers import registry
 
     for flag, value, names in (
         ("--tool-call-parser", args.tool_call_parser, registry.tool_names),
         ("--reasoning-parser", args.reasoning_parser, registry.reasoning_names),
     ):
-        if value is not None and value not in names():
-            p.error(f"argument {flag}: invalid choice: {value!r} (choose from {', '.join(names())})")
+        if value and value not in names():
+            raise flags.FlagError(f"argument {flag}: invalid choice: {value!r} (choose from {', '.join(names())})")
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
@@ -80,29 +37,59 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
         pass
 
 
-def run_serve(p: argparse.ArgumentParser, args) -> int:
+def parse_serve_args(argv: list[str]) -> argparse.Namespace:
+    """``serve`` flags as the command line reads them, checked (FlagError on a usage error)."""
+    _, sp = build_parser()
+    args = sp.parse_args(flags.normalize_argv(argv))
+    flags.check(args)
+    return args
+
+
+def run_serve(args) -> int:
+    from tokenbridge import logs
     from tokenbridge.model.context import ModelLoader
 
     limit_malloc_arenas()
-
-    # The tokenizer builds on a thread (mostly without the GIL) while the parser modules and
-    # the server are imported: start-up is the longer of the two, not their sum.
-    loader = ModelLoader(args)
-    check_parser_names(p, args)
+    try:
+        flags.check(args)
+        access = logs.setup(args)
+        # The tokenizer builds on a thread (mostly without the GIL) while the parser modules and
+        # the server are imported: start-up is the longer of the two, not their sum.
+        loader = ModelLoader(args)
+        check_parser_names(args)
+    except flags.FlagError as e:
+        return flags.main_error(str(e))
+    ignored = flags.engine_flags_given(args)
+    if ignored:
+        logs.log.warning("ignored (engine settings, no effect on a render tier): %s", " ".join(ignored))
     from tokenbridge.server.run import serve
 
-    return serve(args, loader)
+    return serve(args, loader, access)
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    ap = flags._Parser(prog="tokenbridge")
+    ap.add_argument("--version", action="version", version=f"tokenbridge {__version__} (vLLM {VLLM_COMPAT_VERSION} render API)")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=flags._Parser)
+    sp = sub.add_parser("serve", help="serve the render/derender API for one model (vLLM's flags)",
+                        usage="tokenbridge serve MODEL [options]  (MODEL: a folder or a hub id)")
+    flags.add_serve_arguments(sp)
+    pp = sub.add_parser("parsers", help="list the reasoning and tool-call parser names")
+    pp.add_argument("--json", action="store_true")
+    return ap, sp
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="tokenbridge")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sp = serve_parser(sub)
-    pp = sub.add_parser("parsers", help="list the reasoning and tool-call parser names")
-    pp.add_argument("--json", action="store_true")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap, _ = build_parser()
+    if argv[:1] == ["serve"]:
+        try:
+            argv = ["serve", *flags.normalize_argv(argv[1:])]
+        except flags.FlagError as e:
+            return flags.main_error(str(e))
     args = ap.parse_args(argv)
     if args.cmd == "serve":
-        return run_serve(sp, args)
+        return run_serve(args)
     from tokenbridge.parsers import registry
 
     doc = registry.describe()

@@ -15,9 +15,17 @@ class ServeConfig:
     default_chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
     trust_request_chat_template: bool = False
     max_logprobs: int = 20
-    api_key: str | None = None
+    api_keys: tuple[str, ...] = ()
     max_body_bytes: int = 64 * 1024 * 1024
     max_n_sequences: int = 1024
+    root_path: str = ""
+    cors_origins: tuple[str, ...] = ()
+    cors_methods: tuple[str, ...] = ("*",)
+    cors_headers: tuple[str, ...] = ("*",)
+    cors_credentials: bool = False
+    request_id_headers: bool = False
+    docs: bool = True
+    access: Any = None  # logs.Access: what is logged per request
     # The OpenAI frontend over a token engine (gateway/): off without an engine URL.
     engine_url: str | None = None
     engine_api_key: str | None = None

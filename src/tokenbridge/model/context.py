@@ -47,20 +47,53 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
-def resolve_model_folder(model: str) -> Path:
+class ModelError(Exception):
+    """The model cannot be served as asked: one line for the operator, no traceback."""
+
+
+def _looks_local(model: str) -> bool:
+    """A path, not a hub id (``org/name`` or ``name``): hub ids never start with . / ~."""
+    return model.startswith((".", "/", "~")) or model.count("/") > 1 or os.sep != "/" and os.sep in model
+
+
+def resolve_model_folder(model: str, revision: str | None = None, token=None, cache_dir: str | None = None) -> Path:
     """A local folder as is; otherwise a hub id, fetching only config/tokenizer/template files."""
-    p = Path(model)
+    p = Path(model).expanduser()
     if p.is_dir():
         return p
+    if _looks_local(model) or p.exists():
+        raise ModelError(f"model folder {model} does not exist" if not p.exists() else f"{model} is not a folder")
     from huggingface_hub import snapshot_download
-
-    return Path(
-        snapshot_download(
-            model,
-            allow_patterns=_HUB_PATTERNS,
-            local_files_only=os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"),
-        )
+    from huggingface_hub.errors import (
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
     )
+
+    offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes")
+    try:
+        return Path(
+            snapshot_download(
+                model, revision=revision, token=token, cache_dir=cache_dir, allow_patterns=_HUB_PATTERNS,
+                local_files_only=offline,
+            )
+        )
+    except HFValidationError:
+        raise ModelError(f"{model} is neither a model folder nor a Hugging Face hub id") from None
+    except RevisionNotFoundError:
+        raise ModelError(f"hub repository {model} has no revision {revision}") from None
+    except RepositoryNotFoundError:
+        raise ModelError(f"no hub repository {model} (or it is gated/private: pass --hf-token or set HF_TOKEN)") from None
+    except LocalEntryNotFoundError:
+        if offline:
+            raise ModelError(
+                f"{model} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids downloading it: "
+                "download it once online, or pass a model folder"
+            ) from None
+        raise ModelError(f"cannot download {model} from the Hugging Face hub (no network?); pass a model folder") from None
+    except OSError as e:
+        raise ModelError(f"cannot download {model} from the Hugging Face hub: {e}") from None
 
 
 @dataclass
@@ -132,16 +165,34 @@ def load_model(
     chat_template: str | None = None,
     max_model_len: int | None = None,
     generation_config: str = "auto",
+    hub: dict | None = None,
+    hf_overrides: dict | None = None,
+    override_generation_config: dict | None = None,
+    hf_config_path: str | None = None,
 ) -> ModelContext:
-    folder = resolve_model_folder(model)
-    tok_folder = resolve_model_folder(tokenizer) if tokenizer else folder
-    config = _read_json(folder / "config.json")
+    hub = hub or {}
+    folder = resolve_model_folder(model, hub.get("revision"), hub.get("token"), hub.get("cache_dir"))
+    tok_folder = (
+        resolve_model_folder(tokenizer, hub.get("tokenizer_revision"), hub.get("token"), hub.get("cache_dir"))
+        if tokenizer else folder
+    )
+    config_folder = resolve_model_folder(hf_config_path, None, hub.get("token"), hub.get("cache_dir")) if hf_config_path else folder
+    config = {**_read_json(config_folder / "config.json"), **(hf_overrides or {})}
     tok_config = _read_json(tok_folder / "tokenizer_config.json")
     if tokenizer_mode == "mistral":
+        try:
+            import mistral_common  # noqa: F401
+        except ImportError:
+            raise ModelError("--tokenizer-mode mistral needs mistral-common: pip install 'tokenbridge[mistral]'") from None
         from tokenbridge.model.mistral import MistralTokenizer
 
         tok = MistralTokenizer(tok_folder)
     else:
+        if not (tok_folder / "tokenizer.json").is_file():
+            mistral = (tok_folder / "tekken.json").is_file() or any(tok_folder.glob("tokenizer.model.v*"))
+            if mistral:
+                raise ModelError(f"{tok_folder} is a Mistral tokenizer folder (no tokenizer.json): pass --tokenizer-mode mistral")
+            raise ModelError(f"{tok_folder} has no tokenizer.json (tokenbridge reads fast tokenizers only)")
         tok = HFTokenizer(tok_folder, tok_config)
 
     if max_model_len is None:
@@ -158,6 +209,7 @@ def load_model(
         gen_cfg = _read_json(folder / "generation_config.json")
     elif generation_config != "vllm":
         gen_cfg = _read_json(Path(generation_config) / "generation_config.json")
+    gen_cfg = {**gen_cfg, **(override_generation_config or {})}
     for k in _GEN_KEYS:
         if k in gen_cfg and gen_cfg[k] is not None:
             gen[k] = gen_cfg[k]
@@ -200,6 +252,11 @@ class ModelLoader:
                 chat_template=a.chat_template,
                 max_model_len=a.max_model_len,
                 generation_config=a.generation_config,
+                hub={"revision": a.revision, "tokenizer_revision": a.tokenizer_revision or a.revision,
+                     "token": a.hf_token, "cache_dir": a.download_dir},
+                hf_overrides=a.hf_overrides,
+                override_generation_config=a.override_generation_config,
+                hf_config_path=a.hf_config_path,
             )
         except Exception as e:  # reported by result(), on the main thread
             self.error = e

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Generic, Hashable, Iterable, TypeVar
+from typing import Callable, ClassVar, Generic, Hashable, Iterable, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -15,7 +15,11 @@ class BoundedLRU(Generic[K, V]):
     ``max_size`` (or the count passes ``max_entries``). An entry bigger than a quarter of the
     budget is not kept, so one huge value cannot flush everything else."""
 
-    def __init__(self, max_size: int, max_entries: int | None = None) -> None:
+    # Set by the server to count lookups: (cache name, hits, misses).
+    observer: ClassVar[Callable[[str, int, int], None] | None] = None
+
+    def __init__(self, max_size: int, max_entries: int | None = None, name: str = "cache") -> None:
+        self.name = name
         self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._size = 0
         self._max_size = max_size
@@ -29,20 +33,25 @@ class BoundedLRU(Generic[K, V]):
     def get(self, key: K) -> V | None:
         with self._lock:
             hit = self._entries.get(key)
-            if hit is None:
-                return None
-            self._entries.move_to_end(key)
-            return hit[0]
+            if hit is not None:
+                self._entries.move_to_end(key)
+        if BoundedLRU.observer is not None:
+            BoundedLRU.observer(self.name, hit is not None, hit is None)
+        return None if hit is None else hit[0]
 
     def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         """The keys present (refreshed), under one lock."""
         found: dict[K, V] = {}
+        asked = 0
         with self._lock:
             for key in keys:
+                asked += 1
                 hit = self._entries.get(key)
                 if hit is not None:
                     self._entries.move_to_end(key)
                     found[key] = hit[0]
+        if BoundedLRU.observer is not None and asked:
+            BoundedLRU.observer(self.name, len(found), asked - len(found))
         return found
 
     def put_many(self, items: Iterable[tuple[K, V, int]]) -> None:

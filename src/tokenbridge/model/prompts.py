@@ -32,7 +32,7 @@ class PromptMemo:
 
     def __init__(self, template: str | None, max_bytes: int = 8 * 1024 * 1024) -> None:
         self.enabled = template is not None and max_bytes > 0 and not any(g in template for g in _IMPURE)
-        self._entries: BoundedLRU[bytes, tuple[int, tuple[int, ...]]] = BoundedLRU(max_bytes)
+        self._entries: BoundedLRU[bytes, tuple[int, tuple[int, ...]]] = BoundedLRU(max_bytes, name="prompt_memo")
 
     def key(self, inputs: Any) -> bytes | None:
         """The exact key of the template's inputs, or None when they cannot be memoized."""

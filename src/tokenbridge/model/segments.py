@@ -36,7 +36,7 @@ class SegmentCache:
         self._split = re.compile("|".join(map(re.escape, literals))) if literals else None
         self._encode_pieces = encode_pieces
         # Ids are kept as 4-byte arrays: a list of int objects would cost ~9x the memory.
-        self._cache: BoundedLRU[str, array] = BoundedLRU(max_chars, max_pieces)
+        self._cache: BoundedLRU[str, array] = BoundedLRU(max_chars, max_pieces, name="segments")
 
     @staticmethod
     def applies_to(spec_added_tokens: list[dict], pre_tokenizer: dict | None) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
@@ -16,7 +17,9 @@ from tokenbridge.config import ServeConfig
 from tokenbridge.gateway.engine import EngineClient, EngineSettings
 from tokenbridge.gateway.generation import SSE_HEADERS
 from tokenbridge.gateway.sse import Streamed
+from tokenbridge.logs import log
 from tokenbridge.model.context import ModelContext
+from tokenbridge.model.lru import BoundedLRU
 from tokenbridge.protocol import lax
 from tokenbridge.protocol.errors import ApiError, not_found_model
 from tokenbridge.server import handlers
@@ -46,7 +49,7 @@ Handler = Callable[["Request"], Any]
 
 
 class Request:
-    __slots__ = ("body", "headers", "model", "cfg", "engine")
+    __slots__ = ("body", "headers", "model", "cfg", "engine", "tokens")
 
     def __init__(self, body: bytes, headers: dict[bytes, bytes], model: ModelContext, cfg: ServeConfig,
                  engine: EngineClient | None = None):
@@ -55,6 +58,7 @@ class Request:
         self.model = model
         self.cfg = cfg
         self.engine = engine
+        self.tokens = 0  # engine token ids a derender read (set by the handler)
 
     def json(self) -> Any:
         """The parsed body (``json.loads`` semantics); 400 json_invalid when it is not JSON."""
@@ -102,6 +106,8 @@ GET_ROUTES: dict[str, Handler] = {
 }
 # Liveness probes must not need the key; every other route does.
 _NO_AUTH = {"/health"}
+_DOC_ROUTES = {"/openapi.json", "/docs"}
+_ALL_METHODS = b"DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
 
 
 class App:
@@ -111,6 +117,7 @@ class App:
         self.model = model
         self.cfg = cfg
         self.metrics = Metrics()
+        BoundedLRU.observer = self.metrics.cache_lookup
         self.started = time.time()
         self._pool: ThreadPoolExecutor | None = None
         self.engine: EngineClient | None = None
@@ -121,6 +128,8 @@ class App:
                 cfg.engine_first_token_timeout, cfg.engine_idle_timeout,
             ))
             self.post_routes = {**POST_ROUTES, **ENGINE_ROUTES}
+        self._auth = {f"Bearer {k}".encode() for k in cfg.api_keys}
+        self._docs: dict[str, bytes] = {}
 
     def _run_heavy(self, handler: Handler, request: "Request"):
         if self._pool is None:
@@ -151,11 +160,103 @@ class App:
                 await payload.chunks.aclose()
             payload = b""
         await send({"type": "http.response.body", "body": payload})
-        self.metrics.observe(method, path, status, time.perf_counter() - t0)
+        self.observe(method, path, status, time.perf_counter() - t0, 0, len(payload))
+
+    def observe(self, method: str, path: str, status: int, seconds: float, size_in: int, size_out: int) -> None:
+        """After each answer: metrics, and the access line when ``--enable-log-requests``."""
+        route, root = path, self.cfg.root_path
+        if root and path.startswith(root):
+            route = path[len(root):] or "/"
+        if route not in self.post_routes and route not in GET_ROUTES and route not in _DOC_ROUTES and route != "/metrics":
+            route = "none"  # unknown paths share one label, as vLLM's instrumentator groups them
+        self.metrics.observe(method, route, status, seconds, size_in, size_out)
+        access = self.cfg.access
+        if access is not None and access.requests:
+            log.info('"%s %s" %d %.1fms', method, path, status, seconds * 1000,
+                     extra={"method": method, "path": path, "status": status, "ms": round(seconds * 1000, 3)})
 
     async def _handle(self, scope, receive, method: str, path: str):
+        """Root path, CORS, request ids and error logs around ``_dispatch``."""
+        cfg = self.cfg
+        if cfg.root_path and path.startswith(cfg.root_path):
+            path = path[len(cfg.root_path):] or "/"
+        origin = None
+        if cfg.cors_origins:
+            hd = dict(scope["headers"])
+            origin = hd.get(b"origin")
+            if origin is not None and method == "OPTIONS" and b"access-control-request-method" in hd:
+                return self._preflight(origin, hd)
+        self.metrics.in_flight.inc()
+        try:
+            status, headers, payload = await self._route(scope, receive, method, path)
+        finally:
+            self.metrics.in_flight.dec()
+        rid = None
+        if status >= 400 or cfg.request_id_headers:
+            rid = dict(scope["headers"]).get(b"x-request-id") or secrets.token_hex(16).encode()
+        if status >= 400:
+            detail = payload[:500].decode("utf-8", "replace")
+            level = 40 if status >= 500 else 20
+            log.log(level, "request %s: %s %s -> %d %s", rid.decode("latin-1"), method, path, status, detail,
+                    extra={"request_id": rid.decode("latin-1"), "method": method, "path": path, "status": status})
+        if cfg.request_id_headers:
+            headers = [*headers, (b"x-request-id", rid)]
+        if origin is not None and self._origin_allowed(origin):
+            headers = [*headers, *self._cors_headers(origin)]
+        return status, headers, payload
+
+    def _origin_allowed(self, origin: bytes) -> bool:
+        return "*" in self.cfg.cors_origins or origin.decode("latin-1") in self.cfg.cors_origins
+
+    def _cors_headers(self, origin: bytes) -> list[tuple[bytes, bytes]]:
+        cfg = self.cfg
+        star = "*" in cfg.cors_origins and not cfg.cors_credentials
+        out = [(b"access-control-allow-origin", b"*" if star else origin)]
+        if cfg.cors_credentials:
+            out.append((b"access-control-allow-credentials", b"true"))
+        return out
+
+    def _preflight(self, origin: bytes, hd: dict):
+        """A CORS preflight, answered as Starlette's CORSMiddleware (vLLM's) answers it."""
+        cfg = self.cfg
+        if not self._origin_allowed(origin):
+            return 400, [(b"content-type", b"text/plain; charset=utf-8"), _VARY], b"Disallowed CORS origin"
+        methods = _ALL_METHODS if "*" in cfg.cors_methods else ", ".join(cfg.cors_methods).encode()
+        if "*" in cfg.cors_headers:
+            allow_headers = hd.get(b"access-control-request-headers", b"")
+        else:
+            allow_headers = ", ".join(cfg.cors_headers).encode()
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"), _VARY, *self._cors_headers(origin),
+            (b"access-control-allow-methods", methods), (b"access-control-max-age", b"600"),
+        ]
+        if allow_headers:
+            headers.append((b"access-control-allow-headers", allow_headers))
+        return 200, headers, b"OK"
+
+    def _count_tokens(self, path: str, request: "Request", result: Any) -> None:
+        if path.endswith("/derender"):
+            self.metrics.tokens(path, derendered=request.tokens)
+        elif isinstance(result, dict):
+            self.metrics.tokens(path, rendered=len(result.get("token_ids") or ()) or result.get("count") or 0)
+        elif isinstance(result, list):
+            self.metrics.tokens(path, rendered=sum(len(d.get("token_ids") or ()) for d in result if isinstance(d, dict)))
+
+    def _doc(self, path: str) -> bytes:
+        if path not in self._docs:
+            from tokenbridge.server import openapi
+
+            spec = openapi.document(self.cfg.root_path)
+            self._docs["/openapi.json"] = json.dumps(spec, separators=(",", ":")).encode()
+            self._docs["/docs"] = openapi.docs_page(self.cfg.root_path + "/openapi.json")
+        return self._docs[path]
+
+    async def _route(self, scope, receive, method: str, path: str):
         if path == "/metrics" and method == "GET":
-            return 200, [*_TEXT, _VARY], self.metrics.render().encode()
+            return 200, [*_TEXT, _VARY], self.metrics.render()
+        if path in _DOC_ROUTES and self.cfg.docs and method in ("GET", "HEAD"):
+            ctype = b"application/json" if path == "/openapi.json" else b"text/html; charset=utf-8"
+            return 200, [(b"content-type", ctype), _VARY], self._doc(path)
         table = self.post_routes if method == "POST" else GET_ROUTES if method in ("GET", "HEAD") else None
         handler = table.get(path) if table is not None else None
         if handler is None:
@@ -166,9 +267,8 @@ class App:
         headers = dict(scope["headers"])
         body = b""
         try:
-            if self.cfg.api_key and path not in _NO_AUTH:
-                auth = headers.get(b"authorization", b"").decode("latin-1")
-                if auth != f"Bearer {self.cfg.api_key}":
+            if self._auth and path not in _NO_AUTH:
+                if headers.get(b"authorization", b"") not in self._auth:
                     return 401, [*_JSON, _VARY], b'{"error":"Unauthorized"}'
             body = b""
             if method == "POST":
@@ -188,6 +288,7 @@ class App:
                 result = handler(request)
             if isinstance(result, Awaitable):
                 result = await result
+            self._count_tokens(path, request, result)
             if result is None:
                 return 200, [_VARY], b""
             if isinstance(result, Streamed):

@@ -185,6 +185,7 @@ def chat_derender(r):
     if isinstance(obj, dict):  # derender never reads message content
         early.check_chat(obj.get("chat_request"), lambda body: check_chat_fields(body, parts=False))
     req = r.decode(DerenderChatRequest, obj)
+    r.tokens = engine_tokens([req.generate_response] if req.generate_chunk is None else [req.generate_chunk])
     return chat_derender_stage.handle(r.model, r.cfg, req)
 
 
@@ -193,7 +194,13 @@ def completion_derender(r):
     if isinstance(obj, dict):
         check_completion_body(obj.get("completion_request"))
     req = r.decode(DerenderCompletionRequest, obj)
+    r.tokens = engine_tokens(req.generate_responses or [] if req.generate_chunk is None else [req.generate_chunk])
     return completion_derender_stage.handle(r.model, r.cfg, req)
+
+
+def engine_tokens(responses) -> int:
+    """Token ids the engine sent in these responses or chunks (for the metrics)."""
+    return sum(len(c.token_ids or ()) for g in responses if g is not None for c in (g.choices or ()))
 
 
 _TOKENIZE_COMPLETION_KEYS = ("model", "prompt", "add_special_tokens", "return_token_strs")

@@ -284,7 +284,7 @@ class HttpProtocol(asyncio.Protocol):
         if req.method != "HEAD":
             out.append(payload)
         self.transport.write(b"".join(out))
-        self.app.metrics.observe(req.method, req.path, status, time.perf_counter() - t0)
+        self.app.observe(req.method, req.path, status, time.perf_counter() - t0, req.size, len(payload))
         if not keep:
             self.queue.clear()
             self.close()
@@ -294,10 +294,12 @@ class HttpProtocol(asyncio.Protocol):
         """Send a streamed body chunk by chunk, never faster than the client reads it."""
         chunks = body.chunks
         complete = False
+        sent = 0
         try:
             async for piece in chunks:
                 if self.closing:
                     break
+                sent += len(piece)
                 self.transport.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 if self.writable is not None:
                     await self.writable
@@ -311,7 +313,7 @@ class HttpProtocol(asyncio.Protocol):
             self.close()
             return
         self.transport.write(b"0\r\n\r\n")
-        self.app.metrics.observe(req.method, req.path, status, time.perf_counter() - t0)
+        self.app.observe(req.method, req.path, status, time.perf_counter() - t0, req.size, sent)
         if not keep:
             self.queue.clear()
             self.close()
@@ -322,8 +324,10 @@ class HttpProtocol(asyncio.Protocol):
 class Server:
     """Accepts on one socket; on SIGTERM/SIGINT stops accepting and finishes in-flight work."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, ssl=None, grace_s: float = SHUTDOWN_GRACE_S) -> None:
         self.app = app
+        self.ssl = ssl
+        self.grace_s = grace_s
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self.connections: set[HttpProtocol] = set()
         self.stopping = False
@@ -333,22 +337,26 @@ class Server:
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, stop.set)
-        server = await self.loop.create_server(lambda: HttpProtocol(self.app, self), sock=sock, backlog=2048)
+        server = await self.loop.create_server(
+            lambda: HttpProtocol(self.app, self), sock=sock, backlog=2048, ssl=self.ssl
+        )
         await stop.wait()
         self.stopping = True
         server.close()
         for conn in list(self.connections):
             if conn.is_idle():
                 conn.close()
-        deadline = self.loop.time() + SHUTDOWN_GRACE_S
+        deadline = self.loop.time() + self.grace_s
         while self.connections and self.loop.time() < deadline:
             await asyncio.sleep(0.02)
         for conn in list(self.connections):
             conn.close()
 
 
-def run(app: App, host: str, port: int, sock: socket.socket | None = None) -> None:
-    """Serve ``app`` on ``sock`` (a worker's inherited socket) or a fresh one on host:port."""
+def run(app: App, host: str, port: int, sock: socket.socket | None = None, ssl=None,
+        grace_s: float = SHUTDOWN_GRACE_S) -> None:
+    """Serve ``app`` on ``sock`` (a worker's inherited socket) or a fresh one on host:port;
+    TLS with an ``ssl.SSLContext``; ``grace_s`` for in-flight requests after SIGTERM."""
     if sock is None:
         from tokenbridge.server.workers import bind_socket
 
@@ -359,4 +367,4 @@ def run(app: App, host: str, port: int, sock: socket.socket | None = None) -> No
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    runner(Server(app).serve(sock))
+    runner(Server(app, ssl, grace_s).serve(sock))

@@ -86,11 +86,19 @@ def _spawn(run_worker: Callable[[socket.socket], None], sock: socket.socket) -> 
         os._exit(code)
 
 
-def serve_workers(run_worker: Callable[[socket.socket], None], host: str, port: int, workers: int) -> int:
-    """Fork ``workers`` processes running ``run_worker(sock)`` and supervise them until signalled."""
-    if _REUSEPORT is not None and workers > 1:
+def serve_workers(
+    run_worker: Callable[[socket.socket], None],
+    host: str,
+    port: int,
+    workers: int,
+    sock: socket.socket | None = None,
+    on_exit: Callable[[int], None] | None = None,
+) -> int:
+    """Fork ``workers`` processes running ``run_worker(sock)`` and supervise them until signalled.
+    A given ``sock`` (a Unix socket) is shared as is; ``on_exit(pid)`` runs when a worker ends."""
+    if sock is None and _REUSEPORT is not None and workers > 1:
         sock = bind_socket(host, port, reuseport=True, listen=False)  # holds the port, takes no connections
-    else:
+    elif sock is None:
         sock = bind_socket(host, port)
     pids: set[int] = set()
     signal.signal(signal.SIGTERM, _raise_stop)
@@ -102,6 +110,8 @@ def serve_workers(run_worker: Callable[[socket.socket], None], host: str, port: 
             pid, status = os.waitpid(-1, 0)
             if pid in pids:
                 pids.discard(pid)
+                if on_exit is not None:
+                    on_exit(pid)
                 print(f"tokenbridge: worker {pid} exited ({status}); starting another", file=sys.stderr)
                 time.sleep(_RESPAWN_PAUSE_S)
                 pids.add(_spawn(run_worker, sock))
