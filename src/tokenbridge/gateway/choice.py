@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tokenbridge.derender.chat import finish_reason as chat_finish_reason
+from tokenbridge.derender.decode import finish_reason as chat_finish_reason
 from tokenbridge.derender.decode import skip_special_tokens
 from tokenbridge.derender.detokenizer import Detokenizer
 from tokenbridge.derender.logprobs import (
