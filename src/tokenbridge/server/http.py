@@ -235,16 +235,23 @@ class HttpProtocol(asyncio.Protocol):
         """Drive a suspended ``_answer`` the way a task would: wait, then resume it."""
         try:
             while True:
+                cancelled = None  # this task was cancelled (the client left): tell the coroutine
                 if yielded is None:
-                    await asyncio.sleep(0)
+                    try:
+                        await asyncio.sleep(0)
+                    except asyncio.CancelledError as e:
+                        cancelled = e
                 else:
                     yielded._asyncio_future_blocking = False  # as a task resets it
                     try:
                         await yielded
+                    except asyncio.CancelledError as e:
+                        if not yielded.cancelled():  # else the coroutine sees it on resume
+                            cancelled = e
                     except BaseException:  # the coroutine sees the outcome on resume
                         pass
                 try:
-                    yielded = coro.send(None)
+                    yielded = coro.send(None) if cancelled is None else coro.throw(cancelled)
                 except StopIteration as stop:
                     result = stop.value
                     break
