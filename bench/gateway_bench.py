@@ -199,6 +199,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=2000)
     ap.add_argument("--pipeline-streams", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3, help="gateway rounds of --streams streams")
+    ap.add_argument("--server-flags", default="", help="more flags for both servers, e.g. '--tool-call-streaming whole'")
     ap.add_argument("--ttfb-samples", type=int, default=50, help="streams sent one at a time for the TTFB alone")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
@@ -207,7 +208,8 @@ def main() -> None:
     py = sys.executable
     eport, gport, pport = free_port(), free_port(), free_port()
     flags = ["--served-model-name", NAME, "--tool-call-parser", "hermes", "--enable-auto-tool-choice",
-             "--reasoning-parser", "qwen3", "--max-model-len", "8192", "--workers", "1", "--host", "127.0.0.1"]
+             "--reasoning-parser", "qwen3", "--max-model-len", "8192", "--workers", "1", "--host", "127.0.0.1",
+             *args.server_flags.split()]
     procs = [
         start([py, "-m", "tokenbridge.testing.stub_engine", "--port", str(eport), "--output-file", str(tmp / "ids.json"),
                "--chunking", "one"], 1, tmp / "engine.log"),
