@@ -99,7 +99,7 @@ def vllm_rs_server() -> Server:
 def smg_server() -> Server:
     port = free_port()
     cmd = [str(SMG), "launch", "--model-path", str(MODEL), "--disable-health-check", "--host", "127.0.0.1",
-           "--port", str(port)]
+           "--port", str(port), "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port())]
     return Server("smg", cmd, {}, port, routes=("/tokenize",), model=str(MODEL), health="/health")
 
 
