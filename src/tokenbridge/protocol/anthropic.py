@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from tokenbridge.protocol import early
 from tokenbridge.protocol.errors import ApiError, validation_error
 
 Obj = dict[str, Any]
@@ -117,6 +118,7 @@ def validate(req: MessagesRequest) -> None:
         raise _value_error("body.model", "Model is required")
     if req.max_tokens <= 0:
         raise _value_error("body.max_tokens", "max_tokens must be positive")
+    early.check_stop_count(req.stop_sequences, "body.stop_sequences")
     for i, msg in enumerate(req.messages):
         if msg.role != "system":
             _reject_tool_changes(msg.content, f"body.messages.{i}")

@@ -212,16 +212,18 @@ _INT64 = 2**63
 _RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "structural_tag")
 
 
+def check_stop_count(stop: Any, loc: str) -> None:
+    """At most ``VLLM_MAX_STOP_STRINGS`` stop strings."""
+    limit = int(os.environ.get("VLLM_MAX_STOP_STRINGS", "4"))
+    if isinstance(stop, list) and len(stop) > limit:
+        raise validation_error(loc, "too_long", f"List should have at most {limit} items after validation, not {len(stop)}")
+
+
 def check_sampling_fields(data: dict) -> None:
     """Sampling-field constraints of vLLM's request schemas that the msgspec types leave open:
     at most ``VLLM_MAX_STOP_STRINGS`` stop strings, an int64 ``seed``, a known
     ``response_format`` type."""
-    stop = data.get("stop")
-    limit = int(os.environ.get("VLLM_MAX_STOP_STRINGS", "4"))
-    if isinstance(stop, list) and len(stop) > limit:
-        raise validation_error(
-            "body.stop.list[str]", "too_long", f"List should have at most {limit} items after validation, not {len(stop)}"
-        )
+    check_stop_count(data.get("stop"), "body.stop.list[str]")
     seed = data.get("seed")
     if type(seed) is int and not -_INT64 <= seed < _INT64:
         kind, bound = ("less_than_equal", _INT64 - 1) if seed > 0 else ("greater_than_equal", -_INT64)

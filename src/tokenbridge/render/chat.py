@@ -382,7 +382,9 @@ def render_chat(
         req.parallel_tool_calls,
         values["structured_outputs"],
         harmony,
-        overridable=req.structured_outputs is None
+        # Mistral's forced-choice schema is never put on a Responses request.
+        overridable=origin != "responses"
+        and req.structured_outputs is None
         and (req.response_format or {}).get("type", "text") in ("text", "json_object", "json_schema"),
     )
     if adjusted.skip_special_tokens is not None:

@@ -11,17 +11,23 @@ from typing import Any
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol import response_items
 from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.protocol.openai import ChatCompletionRequest
-from tokenbridge.protocol.responses import ResponsesRequest
+from tokenbridge.protocol.responses import NAMESPACE_SEPARATOR, ResponsesRequest
 from tokenbridge.render.chat import check_token_budget, random_id, render_chat
 
-_NAMESPACE_SEPARATOR = "__"
 _PARTIAL = ("in_progress", "incomplete")
+# The schema of the one-string function a custom tool is shown as.
+_CUSTOM_PARAMETERS = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The freeform text payload for this tool."}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
 
 
 def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesRequest) -> dict:
-    validate(req)
     if req.previous_response_id is not None:
         raise ApiError(
             "previous_response_id is not supported by the stateless render endpoint.",
@@ -41,14 +47,6 @@ def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesReques
     out["parse_context"] = None
     out["stream_options"] = None
     return out
-
-
-def validate(req: ResponsesRequest) -> None:
-    """vLLM's ``ResponsesRequest`` model validators."""
-    if req.background and req.store is False:
-        raise bad_request("background can only be used when `store` is true", "background")
-    if req.prompt is not None:
-        raise bad_request("prompt template is not supported", "prompt")
 
 
 def to_chat_request(req: ResponsesRequest) -> tuple[ChatCompletionRequest, dict | None]:
@@ -73,7 +71,7 @@ def to_chat_request(req: ResponsesRequest) -> tuple[ChatCompletionRequest, dict 
     extra.pop("ec_transfer_params", None)
     extra_args = extra if extra or not (kv or ec or req.vllm_xargs) else None
     logprobs = bool(req.include and "message.output_text.logprobs" in req.include)
-    effort = (req.reasoning or {}).get("effort")
+    effort = req.reasoning.effort if req.reasoning is not None else None
     tools = function_tools(req.tools)
     chat = ChatCompletionRequest(
         model=req.model,
@@ -104,6 +102,8 @@ def to_chat_request(req: ResponsesRequest) -> tuple[ChatCompletionRequest, dict 
         structured_outputs=_structured_outputs(req),
         truncate_prompt_tokens=-1 if req.truncation != "disabled" else None,
         add_generation_prompt=not continue_final,
+        # Responses prompts are tokenized with TokenizeParams' default: special tokens added.
+        add_special_tokens=True,
         continue_final_message=continue_final,
         chat_template_kwargs=req.chat_template_kwargs,
         stream=req.stream,
@@ -120,15 +120,18 @@ def to_chat_request(req: ResponsesRequest) -> tuple[ChatCompletionRequest, dict 
 
 
 def function_tools(tools: list[dict]) -> list[dict]:
-    """The chat tools the template sees: function tools, namespace functions flattened."""
+    """The chat tools the template sees (vLLM's ``get_function_tools``): function tools,
+    namespace functions flattened, custom tools as a one-string-argument function."""
     out: list[dict] = []
     for tool in tools:
         kind = tool.get("type")
         if kind == "function":
             out.append(_chat_tool(tool, tool.get("name")))
+        elif kind == "custom":
+            out.append(_chat_tool({"description": tool.get("description"), "parameters": _CUSTOM_PARAMETERS}, tool.get("name")))
         elif kind == "namespace":
             out.extend(
-                _chat_tool(t, f"{tool.get('name')}{_NAMESPACE_SEPARATOR}{t.get('name')}")
+                _chat_tool(t, f"{tool.get('name')}{NAMESPACE_SEPARATOR}{t.get('name')}")
                 for t in tool.get("tools") or []
                 if t.get("type") == "function"
             )
@@ -144,8 +147,13 @@ def _chat_tool(tool: dict, name: Any) -> dict:
 
 
 def _tool_choice(choice: Any) -> Any:
-    if isinstance(choice, dict) and choice.get("type") == "function" and "function" not in choice:
-        return {"type": "function", "function": {"name": choice.get("name")}}
+    """A named function or custom choice becomes chat's named choice. The other dict choices
+    (allowed_tools, mcp, built-in tool types) force nothing: vLLM's parsers see a choice that
+    is neither "none", "auto", "required" nor named, which its ``type`` string stands for."""
+    if isinstance(choice, dict):
+        if choice.get("type") in ("function", "custom"):
+            return {"type": "function", "function": {"name": choice.get("name")}}
+        return choice.get("type")
     return choice
 
 
@@ -175,10 +183,10 @@ def _message_from_item(item: dict, prev: dict | None) -> dict | None:
     the item into the previous assistant message."""
     prev_assistant = prev if prev is not None and prev.get("role") == "assistant" else None
     kind = item.get("type")
-    if kind in ("function_call", "custom_tool_call"):
+    if kind == "custom_tool_call" or (kind == "function_call" and response_items.accepts(response_items.FUNCTION_CALL, item)):
         name = item.get("name")
         if kind == "function_call" and item.get("namespace"):
-            name = f"{item['namespace']}{_NAMESPACE_SEPARATOR}{name}"
+            name = f"{item['namespace']}{NAMESPACE_SEPARATOR}{name}"
         args = item.get("arguments") if kind == "function_call" else _custom_input(item.get("input") or "")
         call = {"id": item.get("call_id"), "function": {"name": name, "arguments": args}, "type": "function"}
         if prev_assistant is not None:
@@ -188,7 +196,7 @@ def _message_from_item(item: dict, prev: dict | None) -> dict | None:
             prev_assistant["tool_calls"].append(call)
             return None
         return {"role": "assistant", "tool_calls": [call]}
-    if kind == "reasoning":
+    if kind == "reasoning" and response_items.accepts(response_items.REASONING_ITEM, item):
         if item.get("encrypted_content"):
             raise bad_request("Encrypted content is not supported.", "input")
         reasoning = ""
@@ -200,6 +208,14 @@ def _message_from_item(item: dict, prev: dict | None) -> dict | None:
             prev_assistant["reasoning"] = reasoning
             return None
         return {"role": "assistant", "reasoning": reasoning}
+    if response_items.is_output_message(item):
+        first = item["content"][0] if item["content"] else None
+        if first is None or first.get("type") != "output_text":  # vLLM fails reading its .text (a 500)
+            raise bad_request("An assistant message's first content part must be output_text.", "input")
+        if prev_assistant is not None and prev_assistant.get("content") is None:
+            prev_assistant["content"] = first["text"]
+            return None
+        return {"role": "assistant", "content": first["text"]}
     if kind in ("function_call_output", "custom_tool_call_output"):
         return {"role": "tool", "content": item.get("output"), "tool_call_id": item.get("call_id")}
     if item.get("role") == "assistant":

@@ -159,7 +159,7 @@ def extract_mistral(text: str, ctx: ParseContext) -> Extraction:
     return Extraction(content if content and content.strip() else None, calls)
 
 
-@tool_parser("mistral", family="mistral", render=RenderRules("with_tools", forced_schema="mistral"))
+@tool_parser("mistral", family="mistral", render=RenderRules("always", forced_schema="mistral"))
 class MistralToolParser(HeldCallsParser):
     """vLLM's ``mistral`` tool-call format (pre-v11 ``[TOOL_CALLS]`` + JSON array)."""
 
