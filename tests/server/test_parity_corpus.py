@@ -1,7 +1,8 @@
 """The whole public parity corpus, through real servers, scored as vLLM's replay tool scores it.
 
-Every kind and every profile of ``shared/parity/cases``: renders, tokenize, errors, models,
-health, one-shot derenders and streams. A stream passes when its steps get vLLM's statuses and
+Every kind and every profile of ``shared/parity/cases`` (renders, tokenize, errors, models,
+health, one-shot derenders and streams) and of ``shared/parity/cases-api`` (Messages and
+Responses renders). A stream passes when its steps get vLLM's statuses and
 its chunks add up to vLLM's non-streaming answer; how many streams also match chunk for chunk
 is printed at the end of the run, not asserted. One server per profile, several profiles at once.
 
@@ -19,10 +20,12 @@ import pytest
 
 from conftest import INCREMENTAL, PARITY, PROFILES, WHOLE, malformed_case_ids, replay, streams_incrementally
 
-CASES = {
-    path.stem: [json.loads(line) for line in path.open(encoding="utf-8")]
-    for path in sorted((PARITY / "cases").glob("*.jsonl"))
-}
+# The main corpus and the Messages/Responses render corpus, merged per profile.
+CORPORA = ("cases", "cases-api")
+CASES: dict[str, list[dict]] = {}
+for corpus in CORPORA:
+    for path in sorted((PARITY / corpus).glob("*.jsonl")):
+        CASES.setdefault(path.stem, []).extend(json.loads(line) for line in path.open(encoding="utf-8"))
 
 
 def replay_case(port: int, case: dict) -> tuple[str | None, bool | None]:
