@@ -23,6 +23,22 @@ BlockType = Literal[
 ]
 
 
+class Tool(msgspec.Struct, kw_only=True):
+    name: str
+    input_schema: Obj
+    description: str | None = None
+    strict: bool | None = None
+    defer_loading: bool | None = None
+
+
+class ToolChangeReference(msgspec.Struct, tag_field="type", tag="tool_reference", kw_only=True):
+    name: str
+
+
+class ToolChangeDefinition(msgspec.Struct, tag_field="type", tag="tool_definition", kw_only=True):
+    definition: Tool
+
+
 class ContentBlock(msgspec.Struct, kw_only=True):
     type: BlockType
     text: str | None = None
@@ -37,20 +53,12 @@ class ContentBlock(msgspec.Struct, kw_only=True):
     thinking: str | None = None
     signature: str | None = None
     data: str | None = None
-    tool: Obj | None = None  # tool_addition / tool_removal: a tool_reference or tool_definition
+    tool: Union[ToolChangeReference, ToolChangeDefinition, None] = None  # tool_addition / tool_removal
 
 
 class Message(msgspec.Struct, kw_only=True):
     role: Literal["user", "assistant", "system"]
     content: Union[str, list[ContentBlock]]
-
-
-class Tool(msgspec.Struct, kw_only=True):
-    name: str
-    input_schema: Obj
-    description: str | None = None
-    strict: bool | None = None
-    defer_loading: bool | None = None
 
 
 class ToolChoice(msgspec.Struct, kw_only=True):
@@ -120,14 +128,27 @@ def validate(req: MessagesRequest) -> None:
         raise _value_error("body.max_tokens", "max_tokens must be positive")
     early.check_stop_count(req.stop_sequences, "body.stop_sequences")
     for i, msg in enumerate(req.messages):
+        _check_tool_changes(msg.content, f"body.messages.{i}.content")
         if msg.role != "system":
             _reject_tool_changes(msg.content, f"body.messages.{i}")
+    _check_tool_changes(req.system, "body.system")
     _reject_tool_changes(req.system, "body.system")
     if req.tool_choice is not None and req.tool_choice.type == "tool" and not req.tool_choice.name:
         raise _value_error("body.tool_choice", "tool_choice.name is required when type is 'tool'")
     remote_decode = req.kv_transfer_params and req.kv_transfer_params.get("do_remote_decode")
     if isinstance(req.thinking, ThinkingEnabled) and not remote_decode and req.thinking.budget_tokens >= req.max_tokens:
         raise _value_error("body", "thinking.budget_tokens must be less than max_tokens")
+
+
+def _check_tool_changes(content: Any, loc: str) -> None:
+    """A tool_addition/tool_removal block names its tool; a removal only by reference."""
+    for block in content if isinstance(content, list) else ():
+        if block.type not in ("tool_addition", "tool_removal"):
+            continue
+        if block.tool is None:
+            raise _value_error(loc, f"tool is required for {block.type} blocks")
+        if block.type == "tool_removal" and not isinstance(block.tool, ToolChangeReference):
+            raise _value_error(loc, "tool_removal only accepts a tool_reference")
 
 
 def _reject_tool_changes(content: Any, loc: str) -> None:

@@ -22,9 +22,12 @@ from tokenbridge.protocol.anthropic import (
     ThinkingDisabled,
     ThinkingEnabled,
     Tool,
+    ToolChangeDefinition,
 )
 from tokenbridge.protocol.errors import ApiError, bad_request
+from tokenbridge.parsers import registry
 from tokenbridge.protocol.openai import ChatCompletionRequest
+from tokenbridge.render import parser_adjust
 from tokenbridge.render.chat import render_chat
 
 _BILLING_HEADER = "x-anthropic-billing-header"
@@ -38,7 +41,26 @@ def render_messages(
     model: ModelContext, cfg: ServeConfig, req: MessagesRequest, request_id: str | None
 ) -> dict:
     chat = to_chat_request(req, merge_inline_system(model), disabled_thinking_effort(model, cfg, req))
+    check_named_tool(chat, cfg)
     return render_chat(model, cfg, chat, request_id, origin="messages")
+
+
+def check_named_tool(chat: ChatCompletionRequest, cfg: ServeConfig) -> None:
+    """A named tool_choice missing from ``tools`` fails where vLLM's parser constrains the call
+    (its ``adjust_request``): building a structural tag or the forced-tool JSON schema. The
+    Mistral parser's schema skips an unknown name, and no parser means no adjustment."""
+    choice = chat.tool_choice
+    if not isinstance(choice, dict) or not cfg.tool_call_parser or not cfg.enable_auto_tool_choice:
+        return
+    name = choice["function"]["name"]
+    if name in {(t.get("function") or {}).get("name") for t in chat.tools or []}:
+        return
+    parser = registry.canonical_tool_name(cfg.tool_call_parser)
+    rules = parser_adjust.TOOL_PARSER_RULES.get(parser, parser_adjust.ToolParserRules())
+    if rules.structural_tag_model is not None:
+        raise ApiError(f"The tool with name '{name}' is not found in the tools list.")
+    if rules.forced_schema == "tools":
+        raise ApiError(f"Tool '{name}' has not been passed in `tools`.")
 
 
 def to_chat_request(req: MessagesRequest, merge_system: bool, disabled_effort: str) -> ChatCompletionRequest:
@@ -96,10 +118,6 @@ def to_chat_request(req: MessagesRequest, merge_system: bool, disabled_effort: s
         chat.tools = [_chat_tool(t) for t in tools]
         if chat.tool_choice is None:
             chat.tool_choice = "auto"
-        if isinstance(chat.tool_choice, dict):
-            name = chat.tool_choice["function"]["name"]
-            if name not in {t.name for t in tools}:  # raised by vLLM's parser adjust_request
-                raise ApiError(f"The tool with name '{name}' is not found in the tools list.")
     return chat
 
 
@@ -212,19 +230,12 @@ def _resolve_tools(req: MessagesRequest) -> list[Tool] | None:
     tools = {t.name: t for t in req.tools or []}
     removed: set[str] = set()
     for b in changes:
-        change = b.tool or {}
-        if change.get("type") == "tool_definition":
-            d = change.get("definition") or {}
-            name = d.get("name")
-            tools[name] = Tool(
-                name=name,
-                input_schema=d.get("input_schema") or {},
-                description=d.get("description"),
-                strict=d.get("strict"),
-                defer_loading=d.get("defer_loading"),
-            )
+        change = b.tool
+        if isinstance(change, ToolChangeDefinition):
+            name = change.definition.name
+            tools[name] = change.definition
         else:
-            name = change.get("name")
+            name = change.name
             if name not in tools:
                 raise bad_request(f"{b.type} references tool {name!r}, which is not declared in tools")
             if b.type == "tool_addition":

@@ -337,7 +337,7 @@ def render_chat(
     renders_ids = hasattr(model.tokenizer, "render_chat")
     # gpt-oss prompts are built with Harmony, skipping the template's token budget checks.
     harmony = is_harmony_model(model.config)
-    if renders_ids:
+    if renders_ids and origin != "responses":  # vLLM's render_responses skips these checks
         check_mistral_request(req)
     common_checks(req)
     if req.add_generation_prompt and req.continue_final_message:

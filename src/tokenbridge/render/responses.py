@@ -35,6 +35,11 @@ def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesReques
             "invalid_request_error",
             "previous_response_id",
         )
+    if (req.chat_template_kwargs or {}).get("chat_template") is not None and not cfg.trust_request_chat_template:
+        raise bad_request(
+            "Chat template is passed with request, but --trust-request-chat-template is not set. "
+            "Refused request with untrusted chat template."
+        )
     truncate = -1 if req.truncation != "disabled" else None
     check_token_budget(req.max_output_tokens, "max_output_tokens", truncate, model.max_model_len)
     chat, extra_args = to_chat_request(req)
