@@ -27,7 +27,6 @@ from tokenbridge.protocol.anthropic import (
 from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.parsers import registry
 from tokenbridge.protocol.openai import ChatCompletionRequest
-from tokenbridge.render import parser_adjust
 from tokenbridge.render.chat import render_chat
 
 _BILLING_HEADER = "x-anthropic-billing-header"
@@ -55,9 +54,8 @@ def check_named_tool(chat: ChatCompletionRequest, cfg: ServeConfig) -> None:
     name = choice["function"]["name"]
     if name in {(t.get("function") or {}).get("name") for t in chat.tools or []}:
         return
-    parser = registry.canonical_tool_name(cfg.tool_call_parser)
-    rules = parser_adjust.TOOL_PARSER_RULES.get(parser, parser_adjust.ToolParserRules())
-    if rules.structural_tag_model is not None:
+    rules = registry.tool_render_rules(cfg.tool_call_parser)
+    if rules.structural_tag is not None:
         raise ApiError(f"The tool with name '{name}' is not found in the tools list.")
     if rules.forced_schema == "tools":
         raise ApiError(f"Tool '{name}' has not been passed in `tools`.")

@@ -161,7 +161,11 @@ def extract_mistral(text: str, ctx: ParseContext) -> Extraction:
 
 @tool_parser("mistral", family="mistral", render=RenderRules("always", forced_schema="mistral"))
 class MistralToolParser(HeldCallsParser):
-    """vLLM's ``mistral`` tool-call format (pre-v11 ``[TOOL_CALLS]`` + JSON array)."""
+    """vLLM's ``mistral`` tool-call format (pre-v11 ``[TOOL_CALLS]`` + JSON array).
+
+    vLLM's ``MistralParser`` is a ``ParserEngine``: every request it adjusts keeps special
+    tokens, tools or not (a Messages request without tools has tool_choice None, so it is
+    adjusted)."""
 
     family = JsonFamily("mistral", extract_mistral)
     supports_required_and_named: ClassVar[bool] = False
