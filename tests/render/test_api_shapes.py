@@ -5,7 +5,9 @@ Image blocks (refused: no multimodal model), ``cache_control``, ``metadata``,
 ``parallel_tool_calls``, the item union's refusals, and one pin per profile for each rule:
 Responses without tools has tool_choice "none" (granite adds no ``skip_special_tokens``),
 Responses prompts get the tokenizer's special tokens (llama3's second BOS), the Mistral parser
-keeps special tokens whenever vLLM adjusts the request and forces no schema on Responses.
+keeps special tokens whenever vLLM adjusts the request and forces no schema on Responses,
+gpt-oss Responses items follow vLLM's own Harmony conversion (reasoning by content only, calls
+without namespace, a call output after its call, function and built-in tools only).
 Compared as the replay tool compares (random ids by shape, errors by status, type and code).
 """
 

@@ -16,6 +16,7 @@ from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.protocol.responses import NAMESPACE_SEPARATOR, ResponsesRequest
 from tokenbridge.render.chat import check_token_budget, random_id, render_chat
+from tokenbridge.render.harmony import BUILTIN_TOOL_TYPES, flatten_text, is_harmony_model
 
 _PARTIAL = ("in_progress", "incomplete")
 # The schema of the one-string function a custom tool is shown as.
@@ -42,7 +43,7 @@ def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesReques
         )
     truncate = -1 if req.truncation != "disabled" else None
     check_token_budget(req.max_output_tokens, "max_output_tokens", truncate, model.max_model_len)
-    chat, extra_args = to_chat_request(req)
+    chat, extra_args = to_chat_request(req, is_harmony_model(model.config))
     out = render_chat(model, cfg, chat, None, origin="responses")
     out["request_id"] = req.request_id if req.request_id is not None else f"resp_{random_id()}"
     sp = out["sampling_params"]
@@ -54,14 +55,19 @@ def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesReques
     return out
 
 
-def to_chat_request(req: ResponsesRequest) -> tuple[ChatCompletionRequest, dict | None]:
-    """The chat request rendering the same prompt and sampling; also the final ``extra_args``."""
+def to_chat_request(req: ResponsesRequest, harmony: bool = False) -> tuple[ChatCompletionRequest, dict | None]:
+    """The chat request rendering the same prompt and sampling; also the final ``extra_args``.
+
+    For a Harmony model (``harmony``) the items become the chat messages that render as vLLM's
+    own Responses-to-Harmony conversion does, and only function tools are shown."""
     continue_final = _continues_final_message(req.input)
     messages: list[dict] = []
     if req.instructions:
         messages.append({"role": "system", "content": req.instructions})
     if isinstance(req.input, str):
         messages.append({"role": "user", "content": req.input})
+    elif harmony:
+        messages.extend(harmony_messages(req.input))
     else:
         for item in req.input:
             msg = _message_from_item(item, messages[-1] if messages else None)
@@ -77,7 +83,7 @@ def to_chat_request(req: ResponsesRequest) -> tuple[ChatCompletionRequest, dict 
     extra_args = extra if extra or not (kv or ec or req.vllm_xargs) else None
     logprobs = bool(req.include and "message.output_text.logprobs" in req.include)
     effort = req.reasoning.effort if req.reasoning is not None else None
-    tools = function_tools(req.tools)
+    tools = harmony_tools(req.tools) if harmony else function_tools(req.tools)
     chat = ChatCompletionRequest(
         model=req.model,
         messages=messages,
@@ -141,6 +147,57 @@ def function_tools(tools: list[dict]) -> list[dict]:
                 if t.get("type") == "function"
             )
     return out
+
+
+def harmony_tools(tools: list[dict]) -> list[dict] | None:
+    """The function tools a Harmony prompt shows (vLLM's ``get_developer_message``): none when
+    every tool is a built-in one (or MCP), else every tool must be a function or built-in."""
+    if {t.get("type") for t in tools if t.get("type") != "mcp"} <= BUILTIN_TOOL_TYPES:
+        return None
+    out: list[dict] = []
+    for tool in tools:
+        kind = tool.get("type")
+        if kind == "function":
+            out.append(_chat_tool(tool, tool.get("name")))
+        elif kind not in BUILTIN_TOOL_TYPES:
+            raise bad_request(f"tool type {kind!r} is not supported.", "tools")
+    return out
+
+
+def harmony_messages(items: list[dict]) -> list[dict]:
+    """vLLM's ``response_input_to_harmony`` per item, as chat messages the Harmony chat
+    conversion renders the same way: a reasoning item shows its ``content`` only, a call its
+    bare name (no namespace), a call output needs an earlier call with its ``call_id``."""
+    out: list[dict] = []
+    calls: dict[Any, Any] = {}
+    for item in items:
+        kind = item.get("type", "message")
+        if kind == "message":
+            role, content = item.get("role"), item.get("content")
+            if role in ("system", "developer"):
+                if text := flatten_text(content):
+                    out.append({"role": "developer", "content": text})
+            else:
+                out.append({"role": role, "content": content})
+        elif kind == "function_call_output":
+            call_id = item.get("call_id")
+            if call_id not in calls:
+                raise _harmony_input_error(f"No call message found for {call_id}")
+            out.append({"role": "tool", "tool_call_id": call_id, "content": item.get("output")})
+        elif kind == "reasoning":
+            if item.get("content"):
+                out.append({"role": "assistant", "reasoning": "\n".join(c.get("text") for c in item["content"])})
+        elif kind == "function_call":
+            calls[item.get("call_id")] = item.get("name")
+            call = {"id": item.get("call_id"), "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+            out.append({"role": "assistant", "tool_calls": [call]})
+        else:
+            raise _harmony_input_error(f"Unknown input type: {kind}")
+    return out
+
+
+def _harmony_input_error(message: str) -> ApiError:
+    return ApiError(message, 400, "invalid_request_error", "input")
 
 
 def _chat_tool(tool: dict, name: Any) -> dict:
