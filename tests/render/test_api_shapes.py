@@ -28,3 +28,14 @@ ROUTES = {"messages": "/v1/messages/render", "responses": "/v1/responses/render"
 def test_render_matches_vllm(servers, case):
     status, body = replay.http(servers.port(case["profile"]), "POST", ROUTES[case["route"]], case["body"])
     assert replay.compare_response({"status": case["status"], "body": case["response"]}, status, body) is None
+
+
+def test_harmony_reasoning_content_that_is_not_texts_is_a_400_not_a_crash(servers):
+    """vLLM joins the texts of a reasoning item's content and crashes (a 500) when the content
+    is an iterable of something else, which its item union lets through."""
+    body = {
+        "model": "openai/gpt-oss-20b",
+        "input": [{"role": "user", "content": "Hi"}, {"type": "reasoning", "id": "rs_1", "summary": "abc", "content": "abc"}],
+    }
+    status, out = replay.http(servers.port("gpt-oss"), "POST", ROUTES["responses"], body)
+    assert status == 400 and out["error"]["type"] == "invalid_request_error" and out["error"]["param"] == "input"

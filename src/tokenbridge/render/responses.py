@@ -185,8 +185,12 @@ def harmony_messages(items: list[dict]) -> list[dict]:
                 raise _harmony_input_error(f"No call message found for {call_id}")
             out.append({"role": "tool", "tool_call_id": call_id, "content": item.get("output")})
         elif kind == "reasoning":
-            if item.get("content"):
-                out.append({"role": "assistant", "reasoning": "\n".join(c.get("text") for c in item["content"])})
+            content = item.get("content")
+            if content:
+                texts = [c.get("text") if isinstance(c, dict) else None for c in content] if isinstance(content, list) else [None]
+                if not all(isinstance(t, str) for t in texts):  # vLLM fails joining them (a 500)
+                    raise _harmony_input_error("A reasoning item's content must be a list of texts.")
+                out.append({"role": "assistant", "reasoning": "\n".join(texts)})
         elif kind == "function_call":
             calls[item.get("call_id")] = item.get("name")
             call = {"id": item.get("call_id"), "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
