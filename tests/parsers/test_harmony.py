@@ -15,8 +15,8 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from conftest import SHARED
 
-SHARED = Path("/work/shared")
 MODEL = SHARED / "models" / "gpt-oss"
 CORPUS = SHARED / "parity" / "cases" / "gpt-oss.jsonl"
 CASES = Path(__file__).parent / "data" / "harmony_vllm_cases.jsonl"
@@ -30,8 +30,8 @@ from tokenizers import Tokenizer  # noqa: E402
 from tokenbridge.parsers import registry  # noqa: E402
 from tokenbridge.parsers.base import ParseContext  # noqa: E402
 from tokenbridge.parsers.output import OutputParser  # noqa: E402
-from tokenbridge.parsers.reasoning.harmony import HarmonyReasoningParser  # noqa: E402
-from tokenbridge.parsers.tool.harmony import HarmonyToolParser  # noqa: E402
+from tokenbridge.parsers.families.harmony import HarmonyReasoningParser
+from tokenbridge.parsers.families.harmony import HarmonyToolParser
 
 TOK = Tokenizer.from_file(str(MODEL / "tokenizer.json"))
 TOOLS = [

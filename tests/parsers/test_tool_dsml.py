@@ -7,7 +7,6 @@ deepseek_v41) for the same text.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -17,8 +16,9 @@ from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+from conftest import MODELS
 
-FOLDER = Path("/work/shared/models/deepseek-v3")
+FOLDER = MODELS / "deepseek-v3"
 VOCAB = HFTokenizer(FOLDER, json.loads((FOLDER / "tokenizer_config.json").read_text()))
 EOS = "<｜end▁of▁sentence｜>"
 TOOLS = [

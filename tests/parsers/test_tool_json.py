@@ -4,7 +4,6 @@ vLLM 0.33's non-streaming rules, and chunking invariance of the streaming parser
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +13,7 @@ from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+from conftest import MODELS
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -21,7 +21,7 @@ TOOLS = [
     {"type": "function", "function": {"name": "search", "parameters": {
         "type": "object", "properties": {"q": {"type": "string"}}}}},
 ]
-SYNTH = Path("/work/shared/models/synthetic-families")
+SYNTH = MODELS / "synthetic-families"
 
 
 def _vocab():

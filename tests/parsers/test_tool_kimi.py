@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,10 +12,11 @@ from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+from conftest import MODELS
 
 SB, SE = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
 CB, CE, AB = "<|tool_call_begin|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>"
-FOLDER = Path("/work/shared/models/synthetic-families")
+FOLDER = MODELS / "synthetic-families"
 VOCAB = HFTokenizer(FOLDER, json.loads((FOLDER / "tokenizer_config.json").read_text()))
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]

@@ -19,6 +19,7 @@ from feeding import feed
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.engine.template import TemplateError
+from conftest import MODELS
 
 QWEN = {
     "defaults": {"role": "assistant"},
@@ -86,7 +87,7 @@ TOOLS = [
     {"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {
         "a": {"type": "number"}, "b": {"type": "number"}}}}},
 ]
-TOKENIZER = tokenizers.Tokenizer.from_file("/work/shared/models/qwen3/tokenizer.json")
+TOKENIZER = tokenizers.Tokenizer.from_file(str(MODELS / "qwen3" / "tokenizer.json"))
 
 
 class QwenVocab:

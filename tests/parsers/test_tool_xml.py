@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -14,8 +13,8 @@ from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext, ToolParser
+from conftest import MODELS
 
-MODELS = Path("/work/shared/models")
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {

@@ -12,9 +12,8 @@ pytest.importorskip("mistral_common")
 
 from tokenbridge.derender.detokenizer import Detokenizer  # noqa: E402
 from tokenbridge.model.mistral import MistralTokenizer, shorten_tool_call_ids  # noqa: E402
-from tests.conftest import replay, without_vllm_crash  # noqa: E402
+from tests.conftest import MODELS, replay, without_vllm_crash  # noqa: E402
 
-MODELS = Path("/work/shared/models")
 TOOLS = [
     {
         "type": "function",

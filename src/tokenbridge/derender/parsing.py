@@ -50,7 +50,7 @@ class ChoiceParser:
         self.started_calls = 0  # indexes that already got their id
         # vLLM rewrites the final content last (MiniCPM-V's escaped newlines): after tool
         # extraction and after the whitespace rule above.
-        self.filter = getattr(inner.reasoning, "content_filter", None)
+        self.filter = inner.reasoning.content_filter if inner.reasoning is not None else None
         self.incremental = tool is not None and tool.streams_arguments
 
     def _gate(self, d: Delta, final: bool) -> Delta:

@@ -27,7 +27,10 @@ from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol.errors import ApiError, validation_error
 
-VERSION = 1
+#: Version 2: parser snapshots are typed ``ParserState`` arrays. Every one has the layout its
+#: hand-written list had in version 1, so version-1 states are still read (for one release).
+VERSION = 2
+READABLE_VERSIONS = frozenset({1, 2})
 CHAT, COMPLETION = 0, 1
 # A state far above any legitimate hold-back (a parser holds at most one undecided call).
 MAX_STATE_CHARS = 1 << 20
@@ -125,7 +128,7 @@ def decode(model: ModelContext, cfg: ServeConfig, blob: str, kind: int, loc: str
     expected = hmac.new(_mac_key(model, cfg), payload, hashlib.sha256).digest()[:_MAC_BYTES]
     if not hmac.compare_digest(mac, expected):
         raise _invalid(loc, "stream_state failed its integrity check (edited, or from another model or deployment)")
-    if payload[0] != VERSION:
+    if payload[0] not in READABLE_VERSIONS:
         raise _invalid(loc, f"stream_state version {payload[0]} is not supported")
     try:
         state = _decoder.decode(payload[1:])

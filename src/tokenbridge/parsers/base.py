@@ -87,7 +87,10 @@ class Stateful:
 
     def snapshot(self) -> Any:
         state = self.State
-        return None if state is None else state(*(getattr(self, f) for f in state.__struct_fields__))
+        if state is None:
+            return None
+        d = self.__dict__
+        return state(*[d[f] for f in state.__struct_fields__])
 
     def restore(self, snap: Any) -> None:
         state = self.State
@@ -101,8 +104,11 @@ class Stateful:
             loaded = msgspec.convert(snap, state)
         except msgspec.ValidationError as e:
             raise ValueError(f"bad {type(self).__name__} state: {e}") from None
-        for f in state.__struct_fields__:
-            setattr(self, f, getattr(loaded, f))
+        self.load(loaded)
+
+    def load(self, state: ParserState) -> None:
+        """Take every field of ``state`` as the attribute of the same name."""
+        self.__dict__.update(msgspec.structs.asdict(state))
 
 
 class ReasoningParser(Stateful):
@@ -121,8 +127,16 @@ class ReasoningParser(Stateful):
     empty_reasoning: str | None = None
     empty_content: str | None = None
 
+    #: A rewrite vLLM applies to the final content after everything else (MiniCPM-V's escaped
+    #: newlines): ``feed(text) -> str``, ``finish() -> str``, ``snapshot()``, ``restore(snap)``.
+    content_filter: Any = None
+
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
+
+    def set_tool_follows(self, follows: bool) -> None:
+        """Told once, before parsing, whether a tool parser reads the content (formats whose
+        reasoning parser also routes content when none does: hf, beam, Cohere)."""
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:

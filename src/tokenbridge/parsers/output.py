@@ -3,10 +3,8 @@
 The same object serves one-shot derender (one ``feed`` then ``finish``) and streaming
 (one ``feed`` per chunk, state carried by ``snapshot``/``restore``).
 
-A reasoning parser may carry a ``content_filter`` (an object with ``feed(text) -> str``,
-``finish() -> str``, ``snapshot()`` and ``restore(snap)``): a rewrite vLLM applies to the final
-content after everything else (MiniCPM-V's escaped newlines). Derender's ``ChoiceParser``
-applies it last and keeps its state.
+A reasoning parser's ``content_filter`` (see ``ReasoningParser``) is applied last, by derender's
+``ChoiceParser``, which keeps its state.
 """
 
 from __future__ import annotations
@@ -30,9 +28,8 @@ class OutputParser:
         self.tool = tool
         # A reasoning parser that splits a format its tool parser shares (hf, beam, Cohere)
         # routes the content itself when no tool parser reads it.
-        follows = getattr(reasoning, "set_tool_follows", None)
-        if follows is not None:
-            follows(tool is not None)
+        if reasoning is not None:
+            reasoning.set_tool_follows(tool is not None)
 
     def _route(self, reasoning: str, content: str, token_ids: list[int], final: bool) -> Delta:
         if self.tool is not None:

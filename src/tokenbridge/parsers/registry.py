@@ -39,13 +39,18 @@ _loaded = False
 #: The family modules under ``parsers/families/``, one line per family. (Families not moved there
 #: yet live under ``parsers/tool/`` and ``parsers/reasoning/``, whose modules are all loaded.)
 FAMILY_MODULES = (
+    "cohere",
     "glm",
     "granite",
+    "harmony",
     "inkling",
+    "kimi",
+    "kimi_k3",
     "mimo",
     "minimax",
     "plamo",
     "qwen",
+    "response_template",
     "seed_oss",
     "step",
 )

@@ -49,7 +49,7 @@ class LiveCall(msgspec.Struct, array_like=True):
 
 
 class StreamedTagState(TagState):
-    live: LiveCall | None
+    live: LiveCall | None = None
 
 
 class ArgSyntax(NamedTuple):
@@ -75,10 +75,6 @@ class StreamedTagArgs(TagToolParser):
     syntax: ArgSyntax
     streams_arguments = True
     State = StreamedTagState
-
-    def _reset(self) -> None:
-        super()._reset()
-        self.live: LiveCall | None = None
 
     # -- events --------------------------------------------------------------------------------
 

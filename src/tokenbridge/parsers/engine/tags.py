@@ -107,25 +107,27 @@ _NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"]*)"')
 
 
 class TagState(ParserState):
-    buf: str
-    state: str
-    tool_index: int
-    slot: list[str] | None
-    args_buf: str
-    args_depth: int
-    args_in_str: bool
-    args_esc: bool
-    seen_tool: bool
-    pending: str
-    content_out: bool
-    deferred: str
-    named: bool
-    n_calls: int
-    resolved: bool
-    header: str
-    hold: str
-    hold_nonws: bool
-    arg_digests: list[list[str]]
+    """The engine's position; the comments say what is held back."""
+
+    buf: str = ""  # lexer hold-back: a possible partial terminal
+    state: str = CONTENT
+    tool_index: int = -1
+    slot: list[str] | None = None  # [name, args] of the open call
+    args_buf: str = ""
+    args_depth: int = 0
+    args_in_str: bool = False
+    args_esc: bool = False
+    seen_tool: bool = False
+    pending: str = ""  # content held: leading block or trailing whitespace
+    content_out: bool = False  # some content already emitted
+    deferred: str = ""  # text after the first call start, kept only if no call succeeds
+    named: bool = False  # some call emitted a name (vLLM then drops text after calls)
+    n_calls: int = 0
+    resolved: bool = False  # content final (a call succeeded)
+    header: str = ""  # text of an open Inkling block header
+    hold: str = ""  # content that may be a truncated marker (or blank so far)
+    hold_nonws: bool = False  # some non-blank content passed the marker hold
+    arg_digests: list[list[str]] = []  # [digest of raw args, name] per closed call
 
 
 class TagToolParser(ToolParser):
@@ -161,7 +163,7 @@ class TagToolParser(ToolParser):
         self.suppress = ctx.tool_choice == "none" and bool(ctx.tools)
         marker = fam.unfinished_marker
         self.marker_lits = tuple(lit for lit in fam.literals() if marker and lit.startswith(marker))
-        self._reset()
+        self.load(self.State())
 
     @classmethod
     def family_for(cls, ctx: ParseContext) -> Family:
@@ -174,27 +176,6 @@ class TagToolParser(ToolParser):
         return special_token_texts(ctx.vocab, set(fam.literals()) | fam.preserve_tokens)
 
     # -- state ---------------------------------------------------------------------------------
-
-    def _reset(self) -> None:
-        self.buf = ""  # lexer hold-back: a possible partial terminal
-        self.state = CONTENT
-        self.tool_index = -1
-        self.slot: list[str] | None = None  # [name, args] of the open call
-        self.args_buf = ""
-        self.args_depth = 0
-        self.args_in_str = False
-        self.args_esc = False
-        self.seen_tool = False
-        self.pending = ""  # content held: leading block or trailing whitespace
-        self.content_out = False  # some content already emitted
-        self.deferred = ""  # text after the first call start, kept only if no call succeeds
-        self.named = False  # some call emitted a name (vLLM then drops text after calls)
-        self.n_calls = 0
-        self.resolved = False  # content final (a call succeeded)
-        self.header = ""  # text of an open Inkling block header
-        self.hold = ""  # content that may be a truncated marker (or blank so far)
-        self.hold_nonws = False  # some non-blank content passed the marker hold
-        self.arg_digests: list[list[str]] = []  # [digest of raw args, name] per closed call
 
     # -- feeding -------------------------------------------------------------------------------
 

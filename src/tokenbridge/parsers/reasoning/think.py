@@ -1,21 +1,6 @@
-"""Marker-delimited reasoning (``<think>…</think>`` and its relatives): data driving two engines.
-
-vLLM 0.33 splits reasoning in two ways, and each family here names the one it uses:
-
-* ``MarkerEngineParser`` follows vLLM's declarative parser engine (``vllm/parser/*.py``), run
-  as a reasoning parser with tool parsing skipped. The text is lexed leftmost-longest over every
-  marker of the format; in reasoning, a start marker is dropped, an end marker switches to
-  content, and a tool-call opener ends reasoning implicitly and stays in content for the tool
-  parser. In content a stray end marker is dropped, and some formats reopen reasoning on a
-  start marker. Special tokens of the tokenizer that are not markers of the format vanish.
-  Trailing whitespace of the whole reasoning is dropped unless the format keeps it.
-* ``MarkerPartitionParser`` follows vLLM's ``BaseThinkingReasoningParser.extract_reasoning``:
-  everything up to the first start marker is discarded, the text up to the first end marker is
-  reasoning (always present, possibly ``""``), the rest is content verbatim.
-
-A ``MarkerFormat`` row says which markers, which engine, and which chat-template kwargs switch
-thinking off (then the whole output is content, as vLLM's thinking-off paths do).
-"""
+"""Marker-delimited reasoning rows not yet in a family module (DeepSeek, Hunyuan, Holo2, Poolside,
+Nemotron): ``MarkerFormat`` rows over the engines of ``parsers.engine.reasoning``, and the
+DeepSeek-V3.x switch between R1 rules and the identity."""
 
 from __future__ import annotations
 
@@ -42,16 +27,6 @@ from tokenbridge.parsers.families.qwen import QWEN3
 # --- thinking switches (chat_template_kwargs -> is thinking on) ---------------------------
 
 
-KIMI_K2 = MarkerFormat(
-    implicit_end=("<|tool_calls_section_begin|>",),
-    literals=(
-        "<|tool_calls_section_end|>",
-        "<|tool_call_begin|>",
-        "<|tool_call_end|>",
-        "<|tool_call_argument_begin|>",
-    ),
-    thinking=EITHER_FLAG_DEFAULT_ON,
-)
 DEEPSEEK_R1 = MarkerFormat(drop_end_in_content=False, drop_special_tokens=False)
 NEMOTRON_V3 = replace(QWEN3, strip_trailing_whitespace=True)
 
@@ -84,9 +59,6 @@ DEEPSEEK_V41 = replace(
     ),
 )
 
-KimiK2ReasoningParser = register_format(
-    MarkerEngineParser, KIMI_K2, "kimi_k2", "kimi_k25", "kimi_thinking", family="kimi_k2", keeps_special=True
-)
 DeepSeekR1ReasoningParser = register_format(
     MarkerPartitionParser, DEEPSEEK_R1, "deepseek_r1", "step5", "deepseek-r1", family="deepseek_r1"
 )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -19,8 +18,9 @@ from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import Delta, ParseContext
 from tokenbridge.parsers.output import OutputParser
+from conftest import MODELS
 
-SYNTH = Path("/work/shared/models/synthetic-families")
+SYNTH = MODELS / "synthetic-families"
 
 
 @lru_cache(maxsize=None)

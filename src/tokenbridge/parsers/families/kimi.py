@@ -1,4 +1,6 @@
-"""Kimi K2 tool calls: a section of calls whose header is the call id.
+"""Moonshot Kimi K2: ``<think>`` reasoning that a tool-call section ends, and its tool calls.
+
+Kimi K2 tool calls: a section of calls whose header is the call id.
 
     <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0
     <|tool_call_argument_begin|>{"city": "Tokyo"}<|tool_call_end|><|tool_calls_section_end|>
@@ -25,6 +27,7 @@ from tokenbridge.parsers.engine.json import name_and_args_from_json
 from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_ON
 from tokenbridge.parsers.engine.schema import fix_arg_types
 from tokenbridge.parsers.declare import THINK_TOKENS, CallSpelling, RenderRules, ToolCallGrammar
+from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
 
 THINK_START = "<think>"
 THINK_END = "</think>"
@@ -181,3 +184,21 @@ tool_parser(
     "kimi_k2", "kimik2", family="kimi_k2", render=RenderRules("with_tools", "kimi", "none", grammar=KIMI_GRAMMAR)
 )(KimiK2ToolParser)
 KimiK2ToolParser.name = "kimi_k2"
+
+
+# Reasoning: the section opener ends it and stays in the content for the tool parser.
+KIMI_K2 = MarkerFormat(
+    implicit_end=("<|tool_calls_section_begin|>",),
+    literals=(
+        "<|tool_calls_section_end|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_end|>",
+        "<|tool_call_argument_begin|>",
+    ),
+    thinking=EITHER_FLAG_DEFAULT_ON,
+)
+
+
+KimiK2ReasoningParser = register_format(
+    MarkerEngineParser, KIMI_K2, "kimi_k2", "kimi_k25", "kimi_thinking", family="kimi_k2", keeps_special=True
+)

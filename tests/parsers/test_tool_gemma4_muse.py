@@ -8,7 +8,6 @@ when no reasoning parser is configured), ``MuseToolParser`` and ``MuseGlimmerToo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +17,7 @@ from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+from conftest import MODELS
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -26,7 +26,7 @@ TOOLS = [
     {"type": "function", "function": {"name": "search", "parameters": {
         "type": "object", "properties": {"q": {"type": "string"}}}}},
 ]
-SYNTH = Path("/work/shared/models/synthetic-families")
+SYNTH = MODELS / "synthetic-families"
 VOCAB = HFTokenizer(SYNTH, json.loads((SYNTH / "tokenizer_config.json").read_text()))
 Q = '<|"|>'
 

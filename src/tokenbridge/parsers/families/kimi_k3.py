@@ -1,5 +1,6 @@
-"""Kimi K3 tool calls: XTML channels built from ``<|open|>``, ``<|close|>`` and ``<|sep|>``.
+"""Moonshot Kimi K3: XTML channels (``<|open|>``, ``<|close|>``, ``<|sep|>``) for reasoning, response and tools.
 
+Tool calls, for example:
     Hi<|close|>response<|sep|><|open|>tools<|sep|>
     <|open|>call tool="get_weather" index="1"<|sep|>
     <|open|>argument key="city" type="string"<|sep|>東京<|close|>argument<|sep|>
@@ -23,7 +24,9 @@ import re
 from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
-from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.thinking import KIMI_K3
+from tokenbridge.parsers.engine.held import WholeTextParser
 
 _O, _C, _S = re.escape("<|open|>"), re.escape("<|close|>"), re.escape("<|sep|>")
 
@@ -183,3 +186,73 @@ class KimiK3ToolParser(ToolParser):
 
 tool_parser("kimi_k3", family="kimi_k3")(KimiK3ToolParser)
 KimiK3ToolParser.name = "kimi_k3"
+
+
+def _xtml(kind: str, name: str) -> re.Pattern[str]:
+    """``<|open|>name<|sep|>`` (or ``close``), tolerating spaces around the name."""
+    return re.compile(rf"<\|{kind}\|>\s*{name}\s*<\|sep\|>")
+
+
+_K3_THINK_OPEN, _K3_THINK_CLOSE = _xtml("open", "think"), _xtml("close", "think")
+
+
+_K3_RESPONSE_OPEN, _K3_RESPONSE_CLOSE = _xtml("open", "response"), _xtml("close", "response")
+
+
+_K3_MESSAGE_CLOSE = _xtml("close", "message")
+
+
+_K3_THINK_MARKERS = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
+
+
+@reasoning_parser("kimi_k3", family="kimi_k3")
+class KimiK3ReasoningParser(WholeTextParser):
+    """Kimi K3 ``<|open|>think<|sep|>…<|close|>think<|sep|>``: reasoning up to the first close
+    (from the first open, or from the start when the prompt ate the opener); an output with
+    neither but a response channel is all content. The content loses its
+    ``response``/``message`` wrapper unless tool calls are being parsed."""
+
+    name = "kimi_k3"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """The newest think marker (a three-token sequence) of the prompt is a close."""
+        if not KIMI_K3.of(ctx):
+            return True
+        encode = getattr(ctx.vocab, "encode", None)
+        if encode is None:
+            return False
+        opener, closer = (list(encode(m)) for m in _K3_THINK_MARKERS)
+        ids = list(prompt_token_ids)
+        for i in range(len(ids) - 1, -1, -1):
+            if closer and ids[i : i + len(closer)] == closer:
+                return True
+            if opener and ids[i : i + len(opener)] == opener:
+                return False
+        return False
+
+    def _content(self, text: str) -> str | None:
+        ctx = self.ctx
+        if ctx.tools and ctx.tool_choice != "none":
+            return text or None
+        ro = _K3_RESPONSE_OPEN.search(text)
+        rc = _K3_RESPONSE_CLOSE.search(text, ro.end() if ro else 0)
+        if ro and rc:
+            text = text[ro.end() : rc.start()]
+        elif ro:
+            text = text[ro.end() :]
+        else:
+            text = _K3_RESPONSE_CLOSE.sub("", _K3_RESPONSE_OPEN.sub("", text))
+        return _K3_MESSAGE_CLOSE.sub("", text) or None
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        if not KIMI_K3.of(self.ctx):
+            return None, self._content(text)
+        opened = _K3_THINK_OPEN.search(text)
+        start = opened.end() if opened else 0
+        closed = _K3_THINK_CLOSE.search(text, start)
+        if closed:
+            return text[start : closed.start()] or None, self._content(text[closed.end() :])
+        if not opened and _K3_RESPONSE_OPEN.search(text):
+            return None, self._content(text)
+        return text[start:] or None, None

@@ -1,4 +1,4 @@
-"""Reasoning families added second: MiniMax-M2/M3, Gemma-4, Granite 4.2 thinking, PLaMo-3.
+"""Reasoning of MiniMax-M2/M3, Gemma-4, Granite 4.2 thinking, PLaMo-3.
 
 Expected values are vLLM 0.33's non-streaming ``extract_reasoning`` for the same text (checked
 against the installed vLLM with the synthetic-families tokenizer, Gemma-4/M3 markers added

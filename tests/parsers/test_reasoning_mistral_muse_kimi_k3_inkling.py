@@ -1,4 +1,4 @@
-"""Reasoning families added last: Mistral, Muse (Spark, Glimmer), Kimi K3, Inkling.
+"""Reasoning of Mistral, Muse (Spark, Glimmer), Kimi K3, Inkling.
 
 Expected values are vLLM 0.33's non-streaming ``parse()`` reasoning/content of the parser the
 serving layer composes for each name (``DelegatingParser`` or ``KimiK3Parser``), produced by

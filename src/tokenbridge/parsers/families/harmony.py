@@ -11,7 +11,7 @@ completed assistant message by channel and recipient:
 * channel ``final``, or ``commentary`` without recipient: content;
 * anything else (other roles, other channels): dropped.
 
-Non-empty reasoning parts are joined with ``"\\n"``, and so are content parts. A message cut
+Non-empty reasoning parts are joined with ``"\n"``, and so are content parts. A message cut
 off in its content is completed at the end of the output; one cut off in its header makes the
 whole unfinished message (header tokens included) content, decoded as text.
 
@@ -19,6 +19,12 @@ whole unfinished message (header tokens included) content, decoded as text.
 parser's state (expecting ``<|start|>``, in a header, in content) so that its snapshot is
 only what rebuilds the parser: the current header and an undecodable UTF-8 tail, never the
 message text already emitted. A tool call's text is held until its message completes.
+
+gpt-oss reasoning: the Harmony ``analysis`` channel, read from token ids.
+
+The content it returns is the ``final`` (and recipient-less ``commentary``) channel, which is
+the whole answer when no tool parser runs (e.g. ``tool_choice: "none"``): tool-call messages
+are never content. When the ``openai`` tool parser runs too, it reads the same ids itself.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.json_stream import JsonStream
-from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.declare import RenderRules
+
 
 EXPECT_START, HEADER, CONTENT = 0, 1, 2
 IGNORE, REASONING, TEXT, TOOL = 0, 1, 2, 3
@@ -403,6 +410,37 @@ class HarmonyToolParser(ToolParser):
     def finish(self) -> Delta:
         _, content, calls = self.stream.finish()
         return Delta(content=content, tool_calls=calls)
+
+    def snapshot(self) -> Any:
+        return self.stream.snapshot()
+
+    def restore(self, snap: Any) -> None:
+        self.stream.restore(snap)
+
+
+@reasoning_parser("openai_gptoss", "gpt-oss", "gpt_oss", family="harmony")
+class HarmonyReasoningParser(ReasoningParser):
+    """The analysis channel of gpt-oss output, read from the token ids."""
+
+    # vLLM's Harmony parser always reads the channels, whatever tool_choice is.
+    engine_based = True
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """vLLM's gpt-oss parser reports reasoning as always ended (render's ``reasoning_ended``)."""
+        return True
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.stream = HarmonyStream(want_reasoning=True, want_tools=False, vocab=ctx.vocab)
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        reasoning, content, _ = self.stream.feed(token_ids)
+        return reasoning, content
+
+    def finish(self) -> tuple[str, str]:
+        reasoning, content, _ = self.stream.finish()
+        return reasoning, content
 
     def snapshot(self) -> Any:
         return self.stream.snapshot()

@@ -1,4 +1,4 @@
-"""Reasoning families added last: Olmo 3, Hunyuan-A13B, Hunyuan V4.
+"""Reasoning of Olmo 3, Hunyuan-A13B, Hunyuan V4.
 
 Expected values are vLLM 0.33's non-streaming ``extract_reasoning`` for the same text, produced
 by running the installed vLLM parsers (Hunyuan V4 with unsuffixed ``<think>`` tokens).

@@ -9,7 +9,6 @@ truncated-marker cut.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -20,8 +19,9 @@ from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+from conftest import MODELS
 
-QWEN3 = Path("/work/shared/models/qwen3")
+QWEN3 = MODELS / "qwen3"
 VOCAB = HFTokenizer(QWEN3, json.loads((QWEN3 / "tokenizer_config.json").read_text()))
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
