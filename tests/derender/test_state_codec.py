@@ -11,7 +11,8 @@ from tokenbridge.derender import state as codec
 from tokenbridge.protocol.errors import ApiError
 
 MODEL = types.SimpleNamespace(folder=Path("qwen3"), tokenizer=object(), vocab_size=151936, max_model_len=8192)
-CFG = types.SimpleNamespace(tool_call_parser="hermes", reasoning_parser="qwen3", enable_auto_tool_choice=True)
+CFG = types.SimpleNamespace(tool_call_parser="hermes", reasoning_parser="qwen3", enable_auto_tool_choice=True,
+                            tool_call_streaming="incremental")
 STATE = codec.StreamState(kind=codec.CHAT, parsed=True, detokenizer=[[1, 2], 0, 2], parser=[None, ["x", True]])
 
 
