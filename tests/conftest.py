@@ -6,10 +6,12 @@ overrides). Servers are started with the same command line the parity replay use
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -49,9 +51,23 @@ def streaming_flag(mode: str) -> str:
 
 
 WHOLE, INCREMENTAL = streaming_flag("whole"), streaming_flag("incremental")
-# libfaketime's shared-memory segments collide with stale ones from killed processes
-# ("sem_open: File exists"); servers under test need none of its cross-process features.
+
+# Servers run under libfaketime, pinned to the corpus's date. Preloaded directly, not through
+# the ``faketime`` command: that wrapper makes a semaphore named after its pid and leaves it
+# behind when it is killed (replay's stop_server SIGTERMs the whole group), and a later wrapper
+# that gets the same pid exits 1 at once ("faketime: sem_open: File exists").
+LIBFAKETIME = next(iter(sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))), None)
 os.environ.setdefault("FAKETIME_DISABLE_SHM", "1")
+
+
+def server_command() -> tuple[str, bool]:
+    """replay.start_server's command template and whether it should wrap it in ``faketime``."""
+    if LIBFAKETIME is not None:
+        date = shlex.quote(f"@{replay.FAKE_DATE}")
+        return f"env LD_PRELOAD={LIBFAKETIME} FAKETIME={date} FAKETIME_DISABLE_SHM=1 {SERVER_CMD}", False
+    return SERVER_CMD, shutil.which("faketime") is not None
+
+
 PROFILES = json.loads((PARITY / "profiles.json").read_text())["profiles"]
 
 
@@ -94,12 +110,12 @@ class Servers:
         key = (profile, flags)
         with self._locks[profile]:
             if key not in self.running:
-                use_ft = shutil.which("faketime") is not None
+                cmd, use_ft = server_command()
                 # One log folder per flag set: the replay names a server's log by its model.
                 log_dir = self.log_dir / (flags.replace(" ", "_").strip("-") or "default")
                 log_dir.mkdir(exist_ok=True)
                 self.running[key] = replay.start_server(
-                    f"{SERVER_CMD} {flags}", PROFILES[profile], SHARED, use_ft, log_dir
+                    f"{cmd} {flags}", PROFILES[profile], SHARED, use_ft, log_dir
                 )
         return self.running[key][1]
 

@@ -5,6 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# One token's worth of a body: an output token with its logprob and top-logprob entries
+# (~64 bytes of JSON each), or several characters of escaped prompt text.
+_BODY_BYTES_PER_LOGPROB = 64
+_BODY_FLOOR = 2 * 1024 * 1024
+_BODY_CEILING = 64 * 1024 * 1024
+
+
+def default_max_body_bytes(max_model_len: int, max_logprobs: int) -> int:
+    """The largest body a request for this model can need: ``max_model_len`` tokens, each with
+    ``max_logprobs`` top entries, plus 1 MiB for everything else; at least 2 MiB and never
+    above 64 MiB (``--max-body-bytes`` sets any other limit)."""
+    per_token = _BODY_BYTES_PER_LOGPROB * (max(max_logprobs, 0) + 2)
+    return max(_BODY_FLOOR, min(_BODY_CEILING, max_model_len * per_token + (1 << 20)))
+
 
 @dataclass
 class ServeConfig:
@@ -35,3 +49,7 @@ class ServeConfig:
     # How a stream sends tool calls: "incremental" (id and name once known, then argument
     # deltas as written) or "whole" (each call once decided). One-shot answers never change.
     tool_call_streaming: str = "incremental"
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    keep_alive_s: float = 5.0
+    max_connections: int = 0  # 0: below the process's file limit

@@ -113,8 +113,19 @@ FLAGS: tuple[Flag, ...] = (
          kind="bool", default=False),
     Flag(("--shutdown-timeout",), "server/: seconds in-flight requests may finish after SIGTERM "
          "(0: close at once); default 10", kind="int"),
-    Flag(("--max-body-bytes",), "server/ (tokenbridge): 413 past this request body size", kind="size",
-         default=64 * 1024 * 1024),
+    Flag(("--max-body-bytes",), "server/ (tokenbridge): 413 past this request body size; default "
+         "what --max-model-len tokens with --max-logprobs entries each can need (2-64 MiB)", kind="size"),
+    Flag(("--header-timeout",), "server/ (tokenbridge): seconds for a request line and headers, "
+         "then 408 (a deadline: bytes do not extend it)", kind="float", default=10.0, metavar="S"),
+    Flag(("--body-timeout",), "server/ (tokenbridge): seconds for a request body, then 408",
+         kind="float", default=30.0, metavar="S"),
+    Flag(("--keep-alive-timeout",), "server/ (tokenbridge): seconds an idle connection stays open; "
+         "default $VLLM_HTTP_TIMEOUT_KEEP_ALIVE or 5", kind="float",
+         default=float(os.environ.get("VLLM_HTTP_TIMEOUT_KEEP_ALIVE", 5)), metavar="S"),
+    Flag(("--max-connections",), "server/ (tokenbridge): open connections per worker; at the cap the "
+         "oldest idle (then stalled) one is closed; default 10% below the file limit", kind="int", default=0),
+    Flag(("--stream-state-key-file",), "derender/ (tokenbridge): a file holding the stream-state "
+         "secret (else $TOKENBRIDGE_STATE_KEY, else random per start)"),
     # -- the OpenAI frontend over a token engine (gateway/) -----------------------------------
     Flag(("--engine-url",), "gateway/ (tokenbridge): a token engine (vllm serve --tokens-only); adds "
          "/v1/chat/completions and /v1/completions", group="gateway"),

@@ -32,6 +32,13 @@ class Client:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
     def post(self, path: str, body: dict) -> tuple[int, dict]:
+        try:
+            return self._post(path, body)
+        except (ConnectionError, http.client.HTTPException):  # the server closed an idle connection
+            self.conn.close()
+            return self._post(path, body)
+
+    def _post(self, path: str, body: dict) -> tuple[int, dict]:
         self.conn.request("POST", path, json.dumps(body), {"content-type": "application/json"})
         r = self.conn.getresponse()
         raw = r.read()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -17,7 +16,7 @@ import time
 
 import pytest
 
-from tests.conftest import PROFILES, SERVER_CMD, SHARED, replay
+from tests.conftest import PROFILES, SHARED, replay, server_command
 
 
 def free_port() -> int:
@@ -74,8 +73,8 @@ class Gateways:
             from pathlib import Path
             import tempfile
 
-            template = SERVER_CMD + f" --workers 1 --engine-url {self.engine.url} {self.flags}"
-            use_ft = shutil.which("faketime") is not None
+            cmd, use_ft = server_command()
+            template = cmd + f" --workers 1 --engine-url {self.engine.url} {self.flags}"
             log_dir = Path(tempfile.mkdtemp(prefix="tokenbridge-gateway-"))
             self.running[profile] = replay.start_server(template, PROFILES[profile], SHARED, use_ft, log_dir)
         return self.running[profile][1]

@@ -371,3 +371,12 @@ def test_where_vllm_crashes_the_answer_is_a_schema_400(port, note):
 def test_completion_structured_outputs_not_an_object_is_a_400(port):
     status, body = post_json(port, "/v1/completions/render", {"model": M, "prompt": "hi", "structured_outputs": "x"})
     assert (status, body["error"]["param"]) == (400, "body.structured_outputs"), body
+
+
+@pytest.mark.parametrize("part", ["The answer", [[]], 5, None])
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_responses_content_parts_that_are_not_objects_are_a_400(port, role, part):
+    body = {"model": M, "input": [{"role": "user", "content": "hi"}, {"role": role, "content": [part]}]}
+    status, resp = post_json(port, "/v1/responses/render", body)
+    assert_clean(status, resp, repr(part))
+    assert status == 400, resp

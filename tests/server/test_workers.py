@@ -62,11 +62,11 @@ def _post(port: int, path: str, body: dict, timeout: float = 60) -> tuple[int, d
         return e.code, json.loads(e.read())
 
 
-def _start(*extra: str) -> tuple[subprocess.Popen, int]:
+def _start(*extra: str, env: dict | None = None) -> tuple[subprocess.Popen, int]:
     port = _free_port()
     cmd = [sys.executable, "-m", "tokenbridge.cli", "serve", str(QWEN3), "--host", "127.0.0.1",
            "--port", str(port), *extra]
-    proc = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode()

@@ -2,9 +2,12 @@
 
 The server keeps no session. Our state is a string: URL-safe base64 of a version byte, a
 MessagePack ``StreamState`` and a truncated HMAC-SHA256. The key is derived from a deployment
-secret (``TOKENBRIDGE_STATE_KEY``) and the model/parser fingerprint, so every worker of one
-deployment accepts the others' states while a state from another model, or one that was edited,
-is refused. It holds the detokenizer window, the parser's hold-back and a few counters, never
+secret and the model/parser fingerprint, so every worker of one deployment accepts the others'
+states while a state from another model or deployment, or one that was edited, is refused.
+The secret is ``--stream-state-key-file``'s content, else ``TOKENBRIDGE_STATE_KEY``, else
+random bytes made once per server start (before the workers fork, so they share it): without
+a configured secret nobody can mint a state, but a stream cannot move to another replica or
+outlive a restart. It holds the detokenizer window, the parser's hold-back and a few counters, never
 the output so far, so its size and the cost of a call do not grow with the stream.
 
 A vLLM-shaped state (a JSON object with ``output_token_ids`` …) is accepted too, validated as
@@ -18,6 +21,7 @@ import binascii
 import hashlib
 import hmac
 import os
+import secrets
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -35,7 +39,8 @@ CHAT, COMPLETION = 0, 1
 # A state far above any legitimate hold-back (a parser holds at most one undecided call).
 MAX_STATE_CHARS = 1 << 20
 _MAC_BYTES = 16
-_DEFAULT_SECRET = "tokenbridge-stream-state"
+_secret: bytes | None = None
+_source = "random"
 _VLLM_PREV_TOKENS_LIMIT = 1024
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
@@ -76,11 +81,40 @@ def _invalid(loc: str, msg: str) -> ApiError:
     return validation_error(loc, "value_error", f"Value error, {msg}")
 
 
+def configure_secret(key_file: str | None = None) -> str:
+    """Choose this server's secret (call before forking workers); says where it came from.
+
+    An unreadable or empty key file is a ``ValueError``: a start must not fall back to a
+    random key when a shared one was asked for."""
+    global _secret, _source
+    if key_file is not None:
+        try:
+            secret = open(key_file, "rb").read().strip()
+        except OSError as e:
+            raise ValueError(f"cannot read --stream-state-key-file {key_file}: {e.strerror}") from None
+        if not secret:
+            raise ValueError(f"--stream-state-key-file {key_file} is empty")
+        source = "file"
+    elif os.environ.get("TOKENBRIDGE_STATE_KEY"):
+        secret, source = os.environ["TOKENBRIDGE_STATE_KEY"].encode(), "env"
+    else:
+        secret, source = secrets.token_bytes(32), "random"
+    _secret, _source = secret, source
+    _key.cache_clear()
+    return source
+
+
+def secret_source() -> str:
+    """Where this server's secret came from: ``file``, ``env`` or ``random``."""
+    return _source
+
+
 @lru_cache(maxsize=16)
 def _key(fingerprint: bytes) -> bytes:
-    """Read once per process: every worker of a deployment derives the same key."""
-    secret = os.environ.get("TOKENBRIDGE_STATE_KEY") or _DEFAULT_SECRET
-    return hmac.new(secret.encode(), b"tokenbridge stream state\0" + fingerprint, hashlib.sha256).digest()
+    """Derived once per process from the server's secret (made on first use if not configured)."""
+    if _secret is None:
+        configure_secret()
+    return hmac.new(_secret, b"tokenbridge stream state\0" + fingerprint, hashlib.sha256).digest()
 
 
 def fingerprint(model: ModelContext, cfg: ServeConfig) -> bytes:

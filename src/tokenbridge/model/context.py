@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from dataclasses import dataclass, field
@@ -130,10 +131,17 @@ class ModelContext:
 
 def _chat_template(folder: Path, tok_config: dict, override: str | None) -> str | None:
     if override:
-        p = Path(override)
-        if p.is_file():
-            return p.read_text(encoding="utf-8")
-        return override
+        # vLLM's load_chat_template: a file, else inline text; a path that cannot be read is
+        # an error (text with none of "{}\n" is taken for a path).
+        try:
+            return Path(override).read_text(encoding="utf-8")
+        except (OSError, ValueError) as e:  # ValueError: a NUL in inline text
+            if not any(c in override for c in "{}\n"):
+                raise ValueError(
+                    f"The supplied chat template ({override}) looks like a file path, but it failed "
+                    f"to be opened. Reason: {e}"
+                ) from e
+        return codecs.decode(override, "unicode_escape")
     t = tok_config.get("chat_template")
     if isinstance(t, list):
         named = {d.get("name"): d.get("template") for d in t if isinstance(d, dict)}

@@ -18,6 +18,8 @@ from jinja2 import nodes
 from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from tokenbridge.model.lru import BoundedLRU
+
 
 class TemplateError(ValueError):
     """The template raised (``raise_exception``) or failed to render."""
@@ -121,9 +123,16 @@ def environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
-@lru_cache(maxsize=32)
+# Compiled templates, bounded by their source size (a request may bring its own template).
+_compiled: BoundedLRU[str, jinja2.Template] = BoundedLRU(1 << 20)
+
+
 def compile_template(source: str) -> jinja2.Template:
-    return environment().from_string(source)
+    template = _compiled.get(source)
+    if template is None:
+        template = environment().from_string(source)
+        _compiled.put_many([(source, template, len(source))])
+    return template
 
 
 def render(source: str, **context: Any) -> str:

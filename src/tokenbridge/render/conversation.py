@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 from jinja2 import nodes
 
 from tokenbridge.model import template as tpl
+from tokenbridge.model.lru import BoundedLRU
 from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
 
 
-@lru_cache(maxsize=32)
+# Verdicts by template source, bounded by source size (a request may bring its own template).
+_formats: BoundedLRU[str, str] = BoundedLRU(1 << 20)
+
+
 def detect_content_format(source: str) -> str:
     """``"openai"`` when the template loops over ``message.content``, else ``"string"``."""
+    found = _formats.get(source)
+    if found is None:
+        found = _content_format(source)
+        _formats.put_many([(source, found, len(source))])
+    return found
+
+
+def _content_format(source: str) -> str:
     try:
         ast = tpl.environment().parse(source)
     except Exception:

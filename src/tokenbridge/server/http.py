@@ -3,10 +3,20 @@
 Why not uvicorn: for a request that costs ~0.3 ms of handler time, uvicorn's ASGI machinery
 (scope dicts, receive/send messages, a task per request) costs as much again. This server calls
 ``App._handle`` directly and runs it to completion without a task when it does not suspend,
-which is every request below the app's ``OFFLOAD_BODY_BYTES``. Behaviour kept from uvicorn: keep-alive
-(5 s idle), pipelined requests answered in order, Content-Length and chunked request bodies,
+which is every request below the app's ``OFFLOAD_BODY_BYTES``. Behaviour kept from uvicorn: keep-alive,
+pipelined requests answered in order, Content-Length and chunked request bodies,
 ``Expect: 100-continue``, a 413 from the headers before an oversized body is read (then the
 connection closes), HEAD without a body, 400 on malformed HTTP, graceful SIGTERM/SIGINT.
+
+Hostile clients are bounded: each phase of a connection has a deadline fixed when the phase
+begins, so a trickle of bytes never extends it (idle between requests: the keep-alive timeout;
+request line and headers: the header timeout, then a 408; body: the body timeout, then a 408);
+headers are capped in bytes (431); a client that pipelines without reading its answers stops
+being read; and open connections are capped below the file limit: at the cap, the oldest idle
+connection (else the oldest still sending its request) is closed to admit the new one, so
+``/health`` and new requests are served while stalled clients hold thousands of sockets.
+Bytes past a ``Content-Length`` body are the next request, as HTTP/1.1 says: answered in order,
+and a 400 (then close) when they are not HTTP.
 """
 
 from __future__ import annotations
@@ -22,23 +32,39 @@ from urllib.parse import unquote
 import httptools
 
 from tokenbridge.gateway.sse import Streamed
+from tokenbridge.server import memory
 from tokenbridge.server.app import App
 
-KEEP_ALIVE_S = 5.0
 SHUTDOWN_GRACE_S = 10.0
+MAX_HEADER_BYTES = 64 * 1024  # request line and headers together
+MAX_PIPELINED = 32  # queued requests of one connection before it is no longer read
 _REASONS = {
     200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 404: b"Not Found",
-    405: b"Method Not Allowed", 413: b"Request Entity Too Large", 422: b"Unprocessable Entity",
+    405: b"Method Not Allowed", 408: b"Request Timeout", 413: b"Request Entity Too Large",
+    422: b"Unprocessable Entity", 431: b"Request Header Fields Too Large",
     500: b"Internal Server Error", 501: b"Not Implemented", 503: b"Service Unavailable",
 }
-_BAD_REQUEST = (
-    b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"connection: close\r\ncontent-length: 29\r\n\r\nInvalid HTTP request received."
-)
+
+
+def _plain_close(status: int, text: bytes) -> bytes:
+    """A whole response that ends the connection, for errors found below the app."""
+    return (
+        b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+        b"content-length: %d\r\n\r\n%s" % (status, _REASONS[status], len(text), text)
+    )
+
+
+_BAD_REQUEST = _plain_close(400, b"Invalid HTTP request received.")
+_TIMEOUT = _plain_close(408, b"Request timed out.")
+_HEADERS_TOO_LARGE = _plain_close(431, b"Request headers are too large.")
 
 
 class _StopParsing(Exception):
     """Raised from a parser callback to stop reading a body that will not be read."""
+
+
+class _HeadersTooLarge(Exception):
+    """Raised from a parser callback when the request line and headers pass ``MAX_HEADER_BYTES``."""
 
 
 class _Date:
@@ -82,48 +108,70 @@ class HttpProtocol(asyncio.Protocol):
         self.current: _Request | None = None  # being parsed
         self.url = b""
         self.headers: list = []
+        self.header_bytes = 0
         self.busy = False  # a request is being answered asynchronously
         self.closing = False
-        self.idle: asyncio.TimerHandle | None = None
+        self.deadline: asyncio.TimerHandle | None = None
+        self.phase = "idle"  # idle | headers | body | answering | stalled (answers unread)
         self.rejected = False  # an oversized body: answered, the rest is never read
         self.task: asyncio.Task | None = None  # the request answered asynchronously, if any
         self.writable: asyncio.Future | None = None  # set when the transport drains
+        self.broken: bytes | None = None  # a final error to send once the queue is answered
+        self.in_message = False  # a request has begun and is not yet complete
+        self.read_paused = False
+        self.write_paused = False
 
     # -- connection -----------------------------------------------------------------------
 
     def connection_made(self, transport) -> None:
         self.transport = transport
-        self.server.connections.add(self)
+        if not self.server.admit(self):
+            self.close()
+            return
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError:
                 pass
-        self._arm_idle()
+        self._enter("idle", self.server.limits.keep_alive_s)
 
     def connection_lost(self, exc) -> None:
         self.closing = True
-        self.server.connections.discard(self)
-        if self.idle is not None:
-            self.idle.cancel()
+        self.server.connections.pop(self, None)
+        if self.deadline is not None:
+            self.deadline.cancel()
         if self.task is not None and not self.task.done():
             self.task.cancel()  # the client is gone: a gateway request aborts its engine request
-        self.resume_writing()
+        self._release_writer()
 
-    def pause_writing(self) -> None:
-        if self.writable is None:
-            self.writable = self.server.loop.create_future()
-
-    def resume_writing(self) -> None:
+    def _release_writer(self) -> None:
+        """Wake a streamed answer waiting for the transport to drain."""
         w, self.writable = self.writable, None
         if w is not None and not w.done():
             w.set_result(None)
 
-    def _arm_idle(self) -> None:
-        if self.idle is not None:
-            self.idle.cancel()
-        self.idle = self.server.loop.call_later(KEEP_ALIVE_S, self.close)
+    def _enter(self, phase: str, seconds: float | None) -> None:
+        """Start a phase with a fixed deadline (None: no deadline); bytes never move it."""
+        self.phase = phase
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+        if seconds is not None:
+            self.deadline = self.server.loop.call_later(seconds, self._expired)
+
+    def _expired(self) -> None:
+        self.deadline = None
+        if self.phase == "idle":
+            self.close()
+        elif self.phase == "stalled":
+            self.transport.abort()
+        elif self.phase in ("headers", "body") and not self.busy and not self.queue:
+            self.transport.write(_TIMEOUT)
+            self.close()
+        else:  # earlier pipelined requests are still being answered: answer them first
+            self.current = None
+            self._fail(_TIMEOUT)
 
     def close(self) -> None:
         if not self.closing:
@@ -133,8 +181,42 @@ class HttpProtocol(asyncio.Protocol):
     def is_idle(self) -> bool:
         return not self.busy and not self.queue and self.current is None
 
-    def data_received(self, data: bytes) -> None:
+    def is_answering(self) -> bool:
+        return self.busy or bool(self.queue)
+
+    def pause_writing(self) -> None:
+        """The client is not reading its answers: stop answering and reading until it does,
+        for at most the body timeout (a streamed answer waits on ``writable``)."""
+        if self.writable is None:
+            self.writable = self.server.loop.create_future()
+        self.write_paused = True
+        self._pause_reading()
+        self._enter("stalled", self.server.limits.body_timeout_s)
+
+    def resume_writing(self) -> None:
+        self._release_writer()
+        self.write_paused = False
         if self.closing:
+            return
+        if self.in_message:
+            self._enter("body", self.server.limits.body_timeout_s)
+        else:
+            self._enter("answering", None)
+        self._drain()
+
+    def _pause_reading(self) -> None:
+        if not self.read_paused and not self.closing:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def _fail(self, response: bytes) -> None:
+        """Stop reading; once the queued requests are answered, send ``response`` and close."""
+        self.broken = response
+        self._pause_reading()
+        self._drain()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing or self.broken is not None:
             return
         try:
             self.parser.feed_data(data)
@@ -144,29 +226,43 @@ class HttpProtocol(asyncio.Protocol):
             if req is not None:
                 req.keep_alive = False
                 self.queue.append(req)
-        except httptools.HttpParserError:
-            if not self.rejected:
-                self.transport.write(_BAD_REQUEST)
-                self.close()
+        except httptools.HttpParserError as e:
+            if isinstance(e.__context__, _HeadersTooLarge):
+                self.current = None
+                self._fail(_HEADERS_TOO_LARGE)
                 return
+            if not self.rejected:
+                self.current = None
+                self._fail(_BAD_REQUEST)
+                return
+        if len(self.queue) >= MAX_PIPELINED:
+            self._pause_reading()
         self._drain()
 
     # -- httptools callbacks --------------------------------------------------------------
 
     def on_message_begin(self) -> None:
+        self.in_message = True
         self.url = b""
         self.headers = []
-        if self.idle is not None:
-            self.idle.cancel()
-            self.idle = None
+        self.header_bytes = 0
+        self._enter("headers", self.server.limits.header_timeout_s)
+
+    def _count_header_bytes(self, n: int) -> None:
+        self.header_bytes += n
+        if self.header_bytes > MAX_HEADER_BYTES:
+            raise _HeadersTooLarge
 
     def on_url(self, url: bytes) -> None:
+        self._count_header_bytes(len(url))
         self.url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_header_bytes(len(name) + len(value) + 4)
         self.headers.append((name.lower(), value))
 
     def on_headers_complete(self) -> None:
+        self._enter("body", self.server.limits.body_timeout_s)
         raw_path = httptools.parse_url(self.url).path
         req = _Request(self.parser.get_method().decode("ascii"), unquote(raw_path.decode("ascii")), self.headers)
         self.current = req
@@ -199,7 +295,7 @@ class HttpProtocol(asyncio.Protocol):
         self.current = None
         self.queue.append(req)
         self.rejected = True
-        self.transport.pause_reading()
+        self._pause_reading()
         raise _StopParsing
 
     def on_message_complete(self) -> None:
@@ -207,6 +303,8 @@ class HttpProtocol(asyncio.Protocol):
         if req is None:
             return
         self.current = None
+        self.in_message = False
+        self._enter("answering", None)
         req.keep_alive = self.parser.should_keep_alive()
         self.queue.append(req)
 
@@ -214,7 +312,7 @@ class HttpProtocol(asyncio.Protocol):
 
     def _drain(self) -> None:
         """Answer queued requests in order; a request that suspends finishes on a task."""
-        while self.queue and not self.busy and not self.transport.is_closing():
+        while self.queue and not self.busy and not self.write_paused and not self.transport.is_closing():
             req = self.queue.popleft()
             t0 = time.perf_counter()
             coro = self._answer(req)
@@ -226,8 +324,17 @@ class HttpProtocol(asyncio.Protocol):
             self.busy = True
             self.task = self.server.loop.create_task(self._finish(req, coro, yielded, t0))
             return
-        if self.is_idle() and not self.closing:
-            self._arm_idle()
+        if self.busy or self.queue or self.closing:
+            return
+        if self.broken is not None:
+            self.transport.write(self.broken)
+            self.close()
+            return
+        if self.read_paused and not self.rejected and not self.write_paused:
+            self.read_paused = False
+            self.transport.resume_reading()
+        if not self.in_message and self.phase != "idle":
+            self._enter("idle", self.server.limits.keep_alive_s)
             if self.server.stopping:
                 self.close()
 
@@ -292,6 +399,8 @@ class HttpProtocol(asyncio.Protocol):
             out.append(payload)
         self.transport.write(b"".join(out))
         self.app.observe(req.method, req.path, status, time.perf_counter() - t0, req.size, len(payload))
+        if req.size + len(payload) >= memory.TRIM_AFTER_BYTES:
+            self.server.loop.call_soon(memory.release)  # once this request's objects are gone
         if not keep:
             self.queue.clear()
             self.close()
@@ -328,6 +437,40 @@ class HttpProtocol(asyncio.Protocol):
         self._drain()
 
 
+class Limits:
+    """The per-connection deadlines and the connection cap (``ServeConfig``'s HTTP fields)."""
+
+    def __init__(self, header_timeout_s: float, body_timeout_s: float, keep_alive_s: float, max_connections: int):
+        self.header_timeout_s = header_timeout_s
+        self.body_timeout_s = body_timeout_s
+        self.keep_alive_s = keep_alive_s
+        self.max_connections = max_connections
+
+    @classmethod
+    def from_config(cls, cfg) -> "Limits":
+        cap = cfg.max_connections or default_max_connections()
+        return cls(cfg.header_timeout_s, cfg.body_timeout_s, cfg.keep_alive_s, cap)
+
+
+def default_max_connections() -> int:
+    """Below the file limit (raised to its hard maximum first), with room for the model's
+    files, the listening sockets and the threads: a flood of sockets never reaches EMFILE."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > 1 << 20:
+        hard = 1 << 20
+    if soft != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY:
+        soft = hard
+    return max(16, soft - max(64, soft // 10))
+
+
 class Server:
     """Accepts on one socket; on SIGTERM/SIGINT stops accepting and finishes in-flight work."""
 
@@ -335,9 +478,25 @@ class Server:
         self.app = app
         self.ssl = ssl
         self.grace_s = grace_s
+        self.limits = Limits.from_config(app.cfg)
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
-        self.connections: set[HttpProtocol] = set()
+        # Open connections, oldest first (a dict keeps insertion order).
+        self.connections: dict[HttpProtocol, None] = {}
         self.stopping = False
+
+    def admit(self, conn: HttpProtocol) -> bool:
+        """Count a new connection; at the cap, close the oldest idle one (else the oldest that
+        is still sending its request; else, when every one is being answered, the new one)."""
+        if len(self.connections) >= self.limits.max_connections:
+            victim = next((c for c in self.connections if c.is_idle() and c.phase == "idle"), None)
+            if victim is None:
+                victim = next((c for c in self.connections if not c.is_answering()), None)
+            if victim is None:
+                return False
+            self.connections.pop(victim, None)
+            victim.close()
+        self.connections[conn] = None
+        return True
 
     async def serve(self, sock: socket.socket) -> None:
         self.loop = asyncio.get_running_loop()

@@ -11,7 +11,7 @@ import socket
 import sys
 
 from tokenbridge import __version__
-from tokenbridge.config import ServeConfig
+from tokenbridge.config import ServeConfig, default_max_body_bytes
 from tokenbridge.logs import log
 from tokenbridge.model.context import ModelError, ModelLoader
 from tokenbridge.server import metrics
@@ -31,7 +31,11 @@ def build(args, loader: ModelLoader | None = None, access=None) -> App:
         trust_request_chat_template=args.trust_request_chat_template,
         max_logprobs=args.max_logprobs,
         api_keys=tuple(args.api_key or ()),
-        max_body_bytes=args.max_body_bytes,
+        max_body_bytes=args.max_body_bytes or default_max_body_bytes(model.max_model_len, args.max_logprobs),
+        header_timeout_s=args.header_timeout,
+        body_timeout_s=args.body_timeout,
+        keep_alive_s=args.keep_alive_timeout,
+        max_connections=args.max_connections,
         root_path=(args.root_path or "").rstrip("/"),
         cors_origins=tuple(args.allowed_origins),
         cors_methods=tuple(args.allowed_methods),
@@ -96,8 +100,11 @@ def listen(args, workers: int) -> socket.socket | None:
 def startup_line(app: App, args, workers: int, tls: bool, backend: str) -> str:
     scheme = "https" if tls else "http"
     where = f"unix:{args.uds}" if args.uds else f"{scheme}://{args.host}:{args.port}{args.root_path or ''}"
-    key = ("TOKENBRIDGE_STATE_KEY" if os.environ.get("TOKENBRIDGE_STATE_KEY")
-           else "built-in default (set TOKENBRIDGE_STATE_KEY to share streams across replicas)")
+    from tokenbridge.derender import state
+
+    key = {"file": "--stream-state-key-file", "env": "TOKENBRIDGE_STATE_KEY"}.get(
+        state.secret_source(), "random per start (set TOKENBRIDGE_STATE_KEY to share streams across replicas)"
+    )
     return (
         f"tokenbridge {__version__} serving {args.model} as {', '.join(app.model.served_names)} on {where}; "
         f"workers {workers}; tool parser {args.tool_call_parser or 'none'}, reasoning parser "
@@ -126,6 +133,18 @@ def serve(args, loader: ModelLoader | None = None, access=None) -> int:
         from tokenbridge.model.fast_backend import release_freed_memory
 
         release_freed_memory()
+        from tokenbridge.derender import state
+
+        try:  # before forking: the workers share the secret
+            if state.configure_secret(args.stream_state_key_file) == "random":
+                log.warning(
+                    "TOKENBRIDGE_STATE_KEY is not set: stream states are signed with a key made at this "
+                    "start, so a stream cannot move to another replica or survive a restart. Set "
+                    "TOKENBRIDGE_STATE_KEY or --stream-state-key-file to the same secret on every replica."
+                )
+        except ValueError as e:
+            print(f"tokenbridge serve: error: {e}", file=sys.stderr)
+            return 2
         try:
             tls = tls_context(args)
             sock = listen(args, workers)
