@@ -46,7 +46,7 @@ def parse_serve_args(argv: list[str]) -> argparse.Namespace:
 
 
 def run_serve(args) -> int:
-    from tokenbridge import logs
+    from tokenbridge.server import logs
     from tokenbridge.model.context import ModelLoader
 
     limit_malloc_arenas()

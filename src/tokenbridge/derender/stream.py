@@ -27,7 +27,7 @@ from tokenbridge.derender.parsing import ChoiceParser, build_choice_parser, has_
 from tokenbridge.derender.state import StreamState, VllmStreamState
 from tokenbridge.derender.stops import drop_stop_token
 from tokenbridge.model.context import ModelContext
-from tokenbridge.parsers.base import Delta, ToolCallDelta
+from tokenbridge.parsers.base import Delta, ToolCallDelta, merge_deltas
 from tokenbridge.protocol import lax
 from tokenbridge.protocol.engine import (
     DerenderChatRequest,
@@ -137,20 +137,6 @@ def _chunk_body(
 
 def _logprob_context(context: list[int], delta_ids: list[int]) -> list[int]:
     return (list(context) + list(delta_ids))[-CONTEXT_WINDOW:]
-
-
-def _merge(first: Delta, second: Delta) -> Delta:
-    """One chunk's delta from the parser's feed and finish: one entry per tool-call index."""
-    calls: dict[int, ToolCallDelta] = {}
-    for tc in first.tool_calls + second.tool_calls:
-        seen = calls.get(tc.index)
-        if seen is None:
-            calls[tc.index] = ToolCallDelta(tc.index, tc.name, tc.arguments, tc.id)
-        else:
-            seen.name = seen.name if seen.name is not None else tc.name
-            seen.id = seen.id if seen.id is not None else tc.id
-            seen.arguments += tc.arguments
-    return Delta(first.content + second.content, first.reasoning + second.reasoning, list(calls.values()))
 
 
 def _pin_tool_call_ids(calls: list[ToolCallDelta], issued: list[str]) -> None:
@@ -308,7 +294,7 @@ class _ChatStream:
         else:
             parsed = self.parser.feed(text, delta_ids) if delta_ids else Delta()
             if finishing:
-                parsed = _merge(parsed, self.parser.finish())
+                parsed = merge_deltas(parsed, self.parser.finish())
             delta["content"] = parsed.content or None
             delta["reasoning"] = parsed.reasoning or None
             if parsed.tool_calls:

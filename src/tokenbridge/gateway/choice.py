@@ -24,7 +24,7 @@ from tokenbridge.derender.logprobs import (
 from tokenbridge.derender.parsing import ChoiceParser, build_choice_parser
 from tokenbridge.derender.stops import drop_stop_token, find_stop_string, stop_strings
 from tokenbridge.model.context import ModelContext
-from tokenbridge.parsers.base import Delta, ToolCallDelta
+from tokenbridge.parsers.base import Delta, ToolCallDelta, merge_deltas
 from tokenbridge.protocol.engine import GenerateChunkChoice, GenerateLogprobs
 
 
@@ -130,20 +130,6 @@ class ChoiceText:
             self.finished = True
             parts.append(self.stop.flush())
         return Step("".join(parts), ids, choice.logprobs, finish, stop_reason, False)
-
-
-def merge_deltas(first: Delta, second: Delta) -> Delta:
-    """One delta from a parser's feed and finish: one entry per tool-call index."""
-    calls: dict[int, ToolCallDelta] = {}
-    for tc in first.tool_calls + second.tool_calls:
-        seen = calls.get(tc.index)
-        if seen is None:
-            calls[tc.index] = ToolCallDelta(tc.index, tc.name, tc.arguments, tc.id)
-        else:
-            seen.name = seen.name if seen.name is not None else tc.name
-            seen.id = seen.id if seen.id is not None else tc.id
-            seen.arguments += tc.arguments
-    return Delta(first.content + second.content, first.reasoning + second.reasoning, list(calls.values()))
 
 
 def tool_call_deltas(tc: ToolCallDelta, split: bool) -> list[dict]:

@@ -35,6 +35,21 @@ class Delta(msgspec.Struct, omit_defaults=True):
         return bool(self.content or self.reasoning or self.tool_calls)
 
 
+def merge_deltas(first: Delta, second: Delta) -> Delta:
+    """One delta from a parser's feed and its finish (a stream's last chunk): one entry per
+    tool-call index."""
+    calls: dict[int, ToolCallDelta] = {}
+    for tc in first.tool_calls + second.tool_calls:
+        seen = calls.get(tc.index)
+        if seen is None:
+            calls[tc.index] = ToolCallDelta(tc.index, tc.name, tc.arguments, tc.id)
+        else:
+            seen.name = seen.name if seen.name is not None else tc.name
+            seen.id = seen.id if seen.id is not None else tc.id
+            seen.arguments += tc.arguments
+    return Delta(first.content + second.content, first.reasoning + second.reasoning, list(calls.values()))
+
+
 class Vocab(Protocol):
     """What a parser may ask of the tokenizer: ids of marker tokens, and their text."""
 

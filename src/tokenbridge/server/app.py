@@ -17,7 +17,7 @@ from tokenbridge.config import ServeConfig
 from tokenbridge.gateway.engine import EngineClient, EngineSettings
 from tokenbridge.gateway.generation import SSE_HEADERS
 from tokenbridge.gateway.sse import Streamed
-from tokenbridge.logs import log
+from tokenbridge.server.logs import log
 from tokenbridge.model.context import ModelContext
 from tokenbridge.model.lru import BoundedLRU
 from tokenbridge.protocol import lax

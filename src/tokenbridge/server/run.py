@@ -12,7 +12,7 @@ import sys
 
 from tokenbridge import __version__
 from tokenbridge.config import ServeConfig, default_max_body_bytes
-from tokenbridge.logs import log
+from tokenbridge.server.logs import log
 from tokenbridge.model.context import ModelError, ModelLoader
 from tokenbridge.server import metrics
 from tokenbridge.server.app import App
