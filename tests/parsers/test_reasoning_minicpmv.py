@@ -18,7 +18,7 @@ from tokenbridge.derender.parsing import ChoiceParser
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.output import OutputParser
-from tokenbridge.parsers.reasoning.minicpmv import EscapedNewlines, MiniCPMVReasoningParser
+from tokenbridge.parsers.families.minicpmv import EscapedNewlines, MiniCPMVReasoningParser
 
 registry.load_all()
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from feeding import feed
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.tool.pythonic import looks_like_call_list
+from tokenbridge.parsers.families.pythonic import looks_like_call_list
 
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {}}} for n in ("get_weather", "search")]
 

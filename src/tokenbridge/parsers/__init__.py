@@ -11,39 +11,58 @@ Layout
 - ``engine/``: ``lexer`` (markers across chunks), ``tags`` (vLLM's declarative tag engine),
   ``calls`` (marker-by-marker call states), ``json``, ``held`` (hold-then-decide), ``schema``
   (argument coercion), ``thinking`` (the thinking switch), ``reasoning`` (``<think>``-style
-  formats), ``template`` (checkpoint response templates).
+  formats, and the switch between a thinking parser and the identity), ``template`` (checkpoint
+  response templates), ``json_stream``/``tag_stream``/``json_calls`` (incremental tool calls).
 - ``choice.py``: named/``required`` tool choices; ``output.py``: reasoning then tools, per choice.
 
 Family -> file
 --------------
-======================  ==============================================================
-families/qwen.py        qwen3_coder (+ qwen3_xml, nemotron, …) tools; qwen3 reasoning
-families/seed_oss.py    seed_oss tools and reasoning
-families/step.py        step3, step3p5, step5 tools; step3, step3p5 reasoning
-families/mimo.py        mimo tools and reasoning
-families/glm.py         glm45 (glm47, …), ling3 tools and reasoning
-families/minimax.py     minimax_m2, minimax_m3 tools; their reasoning and append-think
-families/plamo.py       plamo3 tools and reasoning
-families/inkling.py     inkling tools and reasoning
-families/granite.py     granite, granite4, granite-20b-fc tools; granite reasoning
-families/kimi.py        kimi_k2 tools and reasoning
-families/kimi_k3.py     kimi_k3 tools and reasoning
-families/cohere.py      cohere_command3/4 tools and reasoning
-families/harmony.py     openai (gpt-oss) tools, openai_gptoss reasoning
-families/response_template.py  hf, beam tools and reasoning
-tool/json_tags.py       hermes, longcat, llama3_json, phi4_mini_json, jamba, internlm,
-                        hunyuan_a13b, ernie45, xlam, gigachat3, apertus tools
-tool/<name>.py          deepseek (v3, v31), deepseek_dsml (v32, v4, v41), dots, functiongemma,
-                        gemma4, hunyuan (hy_v3, hy_v4), k2_horizon, lfm2, minicpm5, mistral,
-                        muse, poolside, pythonic tools
-reasoning/think.py      deepseek_r1, deepseek_v3, deepseek_v4(1), holo2, hy_v3, hy_v4,
-                        nemotron_v3, poolside_v1 reasoning
-reasoning/<name>.py     engine_variants (gemma4, granite_thinking_parser, mistral), minicpmv,
-                        whole_text (ernie45, hunyuan_a13b, k2_horizon, muse, olmo3) reasoning
-======================  ==============================================================
+Every family is one module under ``families/`` (``registry.FAMILY_MODULES`` lists them);
+``tokenbridge parsers --json`` gives each name's aliases, family and module.
 
-``tokenbridge parsers --json`` lists every name with its aliases, family and module. The
-families still under ``tool/`` and ``reasoning/`` move to ``families/`` the same way.
+=========================  ===========================================================
+families/apertus.py        apertus tools
+families/cohere.py         cohere_command3/4 tools and reasoning
+families/deepseek.py       deepseek_v3, deepseek_v31 tools; deepseek_r1, deepseek_v3, holo2
+                           reasoning
+families/deepseek_dsml.py  deepseek_v32, deepseek_v4, deepseek_v41 tools; deepseek_v4(1)
+                           reasoning
+families/dots.py           dots tools
+families/ernie45.py        ernie45 tools and reasoning
+families/functiongemma.py  functiongemma tools
+families/gemma4.py         gemma4 tools and reasoning
+families/gigachat3.py      gigachat3 tools
+families/glm.py            glm45 (glm47, …), ling3 tools and reasoning
+families/granite.py        granite, granite4, granite-20b-fc tools; granite reasoning
+families/harmony.py        openai (gpt-oss) tools, openai_gptoss reasoning
+families/hermes.py         hermes (qwen25, qwen3_json, …), longcat tools
+families/hunyuan.py        hy_v3, hy_v4, hunyuan_a13b tools and reasoning
+families/inkling.py        inkling tools and reasoning
+families/internlm.py       internlm (interns1) tools
+families/jamba.py          jamba tools
+families/k2_horizon.py     k2_horizon tools and reasoning
+families/kimi.py           kimi_k2 tools and reasoning
+families/kimi_k3.py        kimi_k3 tools and reasoning
+families/lfm2.py           lfm2 tools
+families/llama.py          llama3_json (llama4_json) tools
+families/mimo.py           mimo tools and reasoning
+families/minicpm5.py       minicpm5 tools
+families/minicpmv.py       minicpmv reasoning
+families/minimax.py        minimax_m2, minimax_m3 tools; their reasoning and append-think
+families/mistral.py        mistral tools and reasoning
+families/muse.py           muse, muse_glimmer tools; musespark1x (muse), muse_glimmer reasoning
+families/olmo3.py          olmo3 reasoning (its tools: the pythonic ``olmo3`` variant)
+families/phi4_mini.py      phi4_mini_json tools
+families/plamo.py          plamo3 tools and reasoning
+families/poolside.py       poolside_v1 tools and reasoning
+families/pythonic.py       pythonic, llama4_pythonic, olmo3 tools
+families/qwen.py           qwen3_coder (+ qwen3_xml, nemotron, …) tools; qwen3, nemotron_v3,
+                           granite_thinking_parser reasoning (vLLM's qwen3 family)
+families/response_template.py  hf, beam tools and reasoning
+families/seed_oss.py       seed_oss tools and reasoning
+families/step.py           step3, step3p5, step5 tools; step3, step3p5 reasoning
+families/xlam.py           xlam tools
+=========================  ===========================================================
 
 Adding a parser
 ---------------

@@ -2,14 +2,12 @@
 
 Family modules register themselves with ``@tool_parser(...)`` / ``@reasoning_parser(...)``, which
 also carry the render-side declarations (``parsers.declare``) that render reads from here;
-``load_all()`` imports the modules of ``FAMILY_MODULES`` and every module under ``parsers.tool`` and
-``parsers.reasoning``.
+``load_all()`` imports the modules of ``FAMILY_MODULES``.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass, field
 
 from tokenbridge.parsers.base import ReasoningParser, ToolParser
@@ -36,23 +34,46 @@ _ALIAS_TOOL: dict[str, str] = {}
 _ALIAS_REASONING: dict[str, str] = {}
 _loaded = False
 
-#: The family modules under ``parsers/families/``, one line per family. (Families not moved there
-#: yet live under ``parsers/tool/`` and ``parsers/reasoning/``, whose modules are all loaded.)
+#: The family modules under ``parsers/families/``, one line per family.
 FAMILY_MODULES = (
+    "apertus",
     "cohere",
+    "deepseek",
+    "deepseek_dsml",
+    "dots",
+    "ernie45",
+    "functiongemma",
+    "gemma4",
+    "gigachat3",
     "glm",
     "granite",
     "harmony",
+    "hermes",
+    "hunyuan",
     "inkling",
+    "internlm",
+    "jamba",
+    "k2_horizon",
     "kimi",
     "kimi_k3",
+    "lfm2",
+    "llama",
     "mimo",
+    "minicpm5",
+    "minicpmv",
     "minimax",
+    "mistral",
+    "muse",
+    "olmo3",
+    "phi4_mini",
     "plamo",
+    "poolside",
+    "pythonic",
     "qwen",
     "response_template",
     "seed_oss",
     "step",
+    "xlam",
 )
 
 # Spellings other servers' parser factories accept for a family we have, where the family
@@ -107,15 +128,8 @@ def load_all() -> None:
     if _loaded:
         return
     _loaded = True
-    import tokenbridge.parsers.reasoning as r
-    import tokenbridge.parsers.tool as t
-
     for module in FAMILY_MODULES:
         importlib.import_module(f"tokenbridge.parsers.families.{module}")
-    for pkg in (t, r):
-        for mod in pkgutil.iter_modules(pkg.__path__):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{pkg.__name__}.{mod.name}")
     for table, alias_table, extra in (
         (TOOL, _ALIAS_TOOL, EXTRA_TOOL_ALIASES),
         (REASONING, _ALIAS_REASONING, EXTRA_REASONING_ALIASES),

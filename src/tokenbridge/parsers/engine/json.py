@@ -245,3 +245,21 @@ def call_from_object(obj: Any, args_keys: tuple[str, ...]) -> tuple[str, str]:
         if key in obj:
             return name, dumps_args(obj[key])
     return name, dumps_args(obj[args_keys[-1]])
+
+
+def dict_or_raw_args(value: Any) -> str:
+    """xLAM/Hunyuan-A13B arguments: a dict is re-serialized, a string kept verbatim, else invalid."""
+    if isinstance(value, dict):
+        return dumps_args(value)
+    if isinstance(value, str):
+        return value
+    raise TypeError("arguments are neither an object nor a string")
+
+
+def named_calls(data: list) -> list[tuple[str, str]]:
+    """The entries with both ``name`` and ``arguments`` (others skipped); bad arguments raise."""
+    return [
+        (name_of(c), dict_or_raw_args(c["arguments"]))
+        for c in data
+        if isinstance(c, dict) and "name" in c and "arguments" in c
+    ]

@@ -430,3 +430,42 @@ class IdentityReasoningParser(ReasoningParser):
 
     def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
         return "", text
+
+
+#: DeepSeek-R1's split (vLLM's ``DeepSeekR1ReasoningParser``), which Holo2, Hunyuan V3 and Poolside reuse.
+R1 = MarkerFormat(drop_end_in_content=False, drop_special_tokens=False)
+R1Parser = type("R1Parser", (MarkerPartitionParser,), {"fmt": R1, "__doc__": "DeepSeek-R1's rules."})
+
+
+class SwitchedReasoningParser(ReasoningParser):
+    """``thinking_parser`` when the request's ``thinking`` switch is on, the identity otherwise
+    (vLLM's DeepSeek-V3 parser, which delegates the same way)."""
+
+    thinking: ClassVar[ThinkingSwitch]
+    thinking_parser: ClassVar[type[ReasoningParser]] = R1Parser
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.inner = self._pick(ctx)(ctx)
+        self.empty_reasoning = self.inner.empty_reasoning
+        self.empty_content = self.inner.empty_content
+
+    @classmethod
+    def _pick(cls, ctx: ParseContext) -> type[ReasoningParser]:
+        return cls.thinking_parser if cls.thinking.of(ctx) else IdentityReasoningParser
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        return cls._pick(ctx).reasoning_ended_in_prompt(prompt_token_ids, ctx)
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        return self.inner.feed(text, token_ids)
+
+    def finish(self) -> tuple[str, str]:
+        return self.inner.finish()
+
+    def snapshot(self) -> Any:
+        return self.inner.snapshot()
+
+    def restore(self, snap: Any) -> None:
+        self.inner.restore(snap)

@@ -1,4 +1,5 @@
-"""Qwen3 and Qwen3-Coder: ``<think>`` reasoning and ``<tool_call><function=…>`` XML tool calls.
+"""Qwen3 and Qwen3-Coder: ``<think>`` reasoning and ``<tool_call><function=…>`` XML tool calls;
+the Qwen3-rule reasoning of Nemotron-3 and Granite 4.2 thinking (vLLM's ``qwen3`` family).
 
 The Qwen3-Coder call grammar is shared by the families that write Qwen's XML calls (Step,
 Seed-OSS, MiMo); they build theirs with ``qwen_coder_family``.
@@ -8,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any, Callable
 
+from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.declare import CallSpelling, RenderRules, triggered_calls
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
 from tokenbridge.parsers.engine.tags import (
@@ -18,7 +21,7 @@ from tokenbridge.parsers.engine.tags import (
 )
 from tokenbridge.parsers.engine.tag_stream import QWEN_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
-from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 
 
 _QWEN_PARAM = re.compile(
@@ -128,3 +131,109 @@ Qwen3ReasoningParser = register_format(
     MarkerEngineParser, QWEN3, "qwen3", "qwen3_5", "qwen3-thinking", "qwen3_thinking",
     family="qwen3", keeps_special=True,
 )
+
+#: Nemotron-3 and Granite 4.2 thinking: Qwen3's markers, the reasoning's trailing whitespace dropped.
+NEMOTRON_V3 = replace(QWEN3, strip_trailing_whitespace=True)
+
+
+class NemotronV3ReasoningParser(MarkerEngineParser):
+    """Nemotron-3: Qwen3 rules; with ``enable_thinking: false`` or ``force_nonempty_content``
+    a blank content swaps places with the reasoning, so both are held until the end."""
+
+    fmt = NEMOTRON_V3
+    name = "nemotron_v3"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        kw = ctx.chat_template_kwargs or {}
+        self.force = kw.get("enable_thinking") is False or kw.get("force_nonempty_content") is True
+        self.held: list[str] | None = ["", ""] if self.force else None
+
+    def _route(self, r: str, c: str, final: bool) -> tuple[str, str]:
+        if self.held is None:
+            return r, c
+        self.held[0] += r
+        self.held[1] += c
+        if self.held[1].strip():
+            r, c = self.held
+            self.held = None
+            return r, c
+        if not final:
+            return "", ""
+        r, c = self.held
+        self.held = None
+        # The swapped-in reasoning is vLLM's content: verbatim ("" kept) when thinking is
+        # off, ``None`` when empty otherwise.
+        self.empty_reasoning = None if self.thinking else ""
+        return c, r
+
+    def snapshot(self) -> Any:
+        return [super().snapshot(), self.held]
+
+    def restore(self, snap: Any) -> None:
+        if not (isinstance(snap, list) and len(snap) == 2):
+            raise ValueError("bad reasoning parser state")
+        held = snap[1]
+        if held is not None and not (
+            isinstance(held, list) and len(held) == 2 and all(isinstance(x, str) for x in held)
+        ):
+            raise ValueError("bad reasoning parser state")
+        super().restore(snap[0])
+        self.held = held
+
+
+reasoning_parser("nemotron_v3", "nano_v3", "nemotron_3", "nemotron3", family="qwen3", keeps_special=True)(
+    NemotronV3ReasoningParser
+)
+
+
+
+
+@reasoning_parser("granite_thinking_parser", "granite_thinking", family="qwen3")
+class GraniteThinkingReasoningParser(MarkerEngineParser):
+    """Granite 4.2: Nemotron-3 rules; leading newlines of the content are dropped, and with
+    ``enable_thinking: false`` or ``force_nonempty_content`` an output that never reached
+    content gives its reasoning as the content (so reasoning is held until content starts)."""
+
+    fmt = NEMOTRON_V3
+    name = "granite_thinking_parser"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        kw = ctx.chat_template_kwargs or {}
+        self.force = kw.get("enable_thinking") is False or kw.get("force_nonempty_content") is True
+        self.content_seen = False  # raw content (even a newline) arrived: no swap
+        self.content_started = False  # a non-newline content character arrived
+        self.held = ""  # reasoning held while a swap is possible
+
+    def _route(self, r: str, c: str, final: bool) -> tuple[str, str]:
+        if c:
+            self.content_seen = True
+        if not self.content_started and c:
+            c = c.lstrip("\n")
+            self.content_started = bool(c)
+        if self.force and self.thinking and not self.content_seen:
+            self.held += r
+            if not final:
+                return "", c
+            r, self.held = self.held, ""
+            self.empty_reasoning = None
+            return "", r
+        if self.held:
+            r, self.held = self.held + r, ""
+        return r, c
+
+    def snapshot(self) -> Any:
+        return [super().snapshot(), self.content_seen, self.content_started, self.held]
+
+    def restore(self, snap: Any) -> None:
+        if not (
+            isinstance(snap, list)
+            and len(snap) == 4
+            and isinstance(snap[1], bool)
+            and isinstance(snap[2], bool)
+            and isinstance(snap[3], str)
+        ):
+            raise ValueError("bad reasoning parser state")
+        super().restore(snap[0])
+        self.content_seen, self.content_started, self.held = snap[1:]

@@ -64,7 +64,7 @@ def looks_like_call_list(text: str) -> bool:
         comma_allowed = False
 
 
-def _literal(node: ast.expr) -> Any:
+def literal_value(node: ast.expr) -> Any:
     """The JSON value of an argument node, as vLLM accepts them (literals, containers, ±n)."""
     if isinstance(node, ast.Constant):
         if node.value is None or isinstance(node.value, (str, int, float)):
@@ -73,21 +73,21 @@ def _literal(node: ast.expr) -> Any:
     if isinstance(node, ast.Dict):
         if not all(isinstance(k, ast.Constant) for k in node.keys):
             raise _NotACall("dict keys must be literals")
-        return {k.value: _literal(v) for k, v in zip(node.keys, node.values)}
+        return {k.value: literal_value(v) for k, v in zip(node.keys, node.values)}
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_literal(v) for v in node.elts]
+        return [literal_value(v) for v in node.elts]
     if isinstance(node, ast.JoinedStr) and all(isinstance(p, ast.Constant) for p in node.values):
         return "".join(str(p.value) for p in node.values)
     if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
         return _JSON_NAMES[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _literal(node.operand)
+        value = literal_value(node.operand)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return -value if isinstance(node.op, ast.USub) else value
     raise _NotACall("argument is not a literal")
 
 
-def _dotted_name(node: ast.expr) -> str:
+def dotted_name(node: ast.expr) -> str:
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -111,8 +111,8 @@ def parse_call_list(text: str) -> list[tuple[str, str]] | None:
             return None
         calls = []
         for call in value.elts:
-            name = _dotted_name(call.func)
-            args = {kw.arg: _literal(kw.value) for kw in call.keywords}
+            name = dotted_name(call.func)
+            args = {kw.arg: literal_value(kw.value) for kw in call.keywords}
             calls.append((name, json.dumps(args, ensure_ascii=False)))
         return calls
     except Exception:

@@ -10,6 +10,9 @@ content. Values are coerced to the schema (an explicit ``arg_type`` narrows a un
 the text around the group. The class is engine based, so with no call a blank answer is null.
 An unsupported ``tool_call_format`` is rejected by vLLM at request time; here it leaves the text
 as content.
+
+Reasoning: the markers follow ``reasoning_effort``; without an end marker, reasoning ends at
+``<ifm|tool_calls>`` or, failing that, everything is content (so the output is held to the end).
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ import re
 from typing import Any
 
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.held import Extraction, HeldBlockParser, WholeTextParser, function_tools
+from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.engine.schema import coerce_string, schema_types
-from tokenbridge.parsers.engine.held import Extraction
 
 GROUP_START, GROUP_END = "<ifm|tool_calls>", "</ifm|tool_calls>"
 CALL_START, CALL_END = "<ifm|tool_call>", "</ifm|tool_call>"
@@ -175,3 +179,44 @@ class K2HorizonToolParser(HeldBlockParser):
             return self._no_calls(text)
         content = text[:start] + text[end + len(GROUP_END) :]
         return Extraction(content if content.strip() else None, calls)
+
+
+_K2H_EFFORT = {
+    "high": ("<ifm|think>", "</ifm|think>"),
+    "medium": ("<ifm|think_fast>", "</ifm|think_fast>"),
+    "low": ("<ifm|think_faster>", "</ifm|think_faster>"),
+}
+
+
+@reasoning_parser("k2_horizon", family="k2_horizon")
+class K2HorizonReasoningParser(WholeTextParser):
+    """K2 Horizon: markers by ``reasoning_effort``; without an end marker, reasoning ends at
+    ``<ifm|tool_calls>`` or, failing that, everything is content."""
+
+    name = "k2_horizon"
+
+    @staticmethod
+    def _markers(ctx: ParseContext) -> tuple[str, str]:
+        return _K2H_EFFORT.get(ctx.kwarg("reasoning_effort", "high"), _K2H_EFFORT["high"])
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        start, end = (token_id(ctx.vocab, m) for m in cls._markers(ctx))
+        tool = token_id(ctx.vocab, GROUP_START)
+        for t in reversed(prompt_token_ids):
+            if t == start:
+                return False
+            if t == end or t == tool:
+                return True
+        return False
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        start, end = self._markers(self.ctx)
+        text = text.removeprefix(start)
+        if end in text:
+            reasoning, _, content = text.partition(end)
+            return reasoning, content or None
+        i = text.find(GROUP_START)
+        if i != -1:
+            return text[:i], text[i:]
+        return "", text or None

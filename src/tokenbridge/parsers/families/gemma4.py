@@ -1,4 +1,5 @@
-"""Gemma 4: ``<|tool_call>call:name{key:<|"|>text<|"|>,n:42}<tool_call|>``.
+"""Gemma 4: ``<|tool_call>call:name{key:<|"|>text<|"|>,n:42}<tool_call|>`` tool calls and
+``<|channel>thought\\n…<channel|>`` reasoning.
 
 vLLM 0.33 parses this with its declarative engine; this module replays the engine's one-shot
 pass over the post-reasoning content (held until ``finish()``, since the content is stripped
@@ -13,17 +14,25 @@ and cut depending on later calls):
   values stay strings unless the tool schema coerces them. Any non-empty name is accepted.
 * with calls, content is the text before the first ``<|tool_call>``, ``strip()``-ed; text
   after it is dropped. ``tool_choice="none"`` keeps every text outside calls.
+
+Reasoning runs vLLM's engine over the ``GEMMA4`` row, and prepends a missing ``<|channel>``
+when the whole output looks like a thought (``<channel|>`` without an opener, or a
+``thought\\n`` start) and drops the ``thought\\n`` label. Whether the opener is missing
+depends on the whole output, so the text is held until a ``<|channel>`` settles it or the
+output ends.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.engine.lexer import special_token_texts
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.lexer import special_token_texts, token_id
+from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat
+from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_OFF
 from tokenbridge.parsers.engine.json import name_and_args_from_json
 from tokenbridge.parsers.engine.schema import fix_arg_types
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily
@@ -231,3 +240,112 @@ class Gemma4ToolParser(HeldCallsParser):
 
 
 tool_parser("gemma4", "gemma-4", family="gemma4")(Gemma4ToolParser)
+
+
+_THOUGHT_LABEL = "thought\n"
+_GEMMA4_TURN_BOUNDARIES = ("<|turn>", "<|tool_response>")
+
+GEMMA4 = MarkerFormat(
+    start=(CHANNEL_START,),
+    end=(CHANNEL_END,),
+    implicit_end=(CALL_START,),
+    tool_close=(CALL_END,),
+    content_drops=(CALL_END,),
+    literals=("call:", ":", "{", "(", QUOTE),
+    starts_in_reasoning=False,
+    reopen=True,
+)
+
+
+@reasoning_parser("gemma4", family="gemma4")
+class Gemma4ReasoningParser(MarkerEngineParser):
+    """Gemma-4 ``<|channel>thought\\n…<channel|>`` reasoning (vLLM's Gemma4 engine)."""
+
+    fmt = GEMMA4
+    name = "gemma4"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        # vLLM injects the opener only when the tokenizer knows both channel tokens.
+        self.can_inject = vocab is None or (
+            token_id(vocab, CHANNEL_START) is not None
+            and token_id(vocab, CHANNEL_END) is not None
+        )
+        self.pending: str | None = ""  # None once the opener question is settled
+        self.label = ""  # reasoning held while it may still be the ``thought\n`` label
+        self.label_done = False
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        """The engine's check: thinking (``enable_thinking``, default off) waits for an end."""
+        vocab = ctx.vocab
+        wait = ENABLE_THINKING_DEFAULT_OFF.of(ctx)
+        end_ids = {token_id(vocab, m) for m in (CHANNEL_END, "<|tool_call>")} - {None}
+        if token_id(vocab, CHANNEL_END) is None:
+            end_ids = set()
+        start = token_id(vocab, CHANNEL_START)
+        bounds = {token_id(vocab, m) for m in _GEMMA4_TURN_BOUNDARIES} - {None}
+        for t in reversed(prompt_token_ids):
+            if t in end_ids:
+                return True
+            if t == start:
+                return False
+            if t in bounds:
+                break
+        return not wait
+
+    def _strip_label(self, r: str, final: bool) -> str:
+        if self.label_done:
+            return r
+        self.label += r
+        if self.label.startswith(_THOUGHT_LABEL):
+            out = self.label[len(_THOUGHT_LABEL) :]
+        elif _THOUGHT_LABEL.startswith(self.label) and not final:
+            return ""
+        elif self.label == _THOUGHT_LABEL.rstrip():
+            out = ""
+        else:
+            out = self.label
+        self.label, self.label_done = "", True
+        return out
+
+    def _engine(self, text: str, final: bool) -> tuple[str, str]:
+        self.buf += text
+        r, c = self._run(final)
+        return self._strip_label(r, final), c
+
+    def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
+        if self.pending is not None:
+            self.pending += text
+            if CHANNEL_START not in self.pending:
+                return "", ""
+            text, self.pending = self.pending, None
+        return self._engine(text, False)
+
+    def finish(self) -> tuple[str, str]:
+        text = ""
+        if self.pending is not None:
+            text, self.pending = self.pending, None
+            if self.can_inject and (
+                CHANNEL_END in text
+                or text.startswith(_THOUGHT_LABEL)
+                or text == _THOUGHT_LABEL.rstrip()
+            ):
+                text = CHANNEL_START + text
+        return self._engine(text, True)
+
+    def snapshot(self) -> Any:
+        return [super().snapshot(), self.pending, self.label, self.label_done]
+
+    def restore(self, snap: Any) -> None:
+        if not (
+            isinstance(snap, list)
+            and len(snap) == 4
+            and (snap[1] is None or isinstance(snap[1], str))
+            and isinstance(snap[2], str)
+            and isinstance(snap[3], bool)
+        ):
+            raise ValueError("bad reasoning parser state")
+        super().restore(snap[0])
+        self.pending, self.label, self.label_done = snap[1:]

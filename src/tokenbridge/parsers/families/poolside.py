@@ -6,6 +6,9 @@ newline or ``<``) parses is a call, others are skipped. Values of string-typed p
 verbatim; others are stripped and read as JSON, then as a Python literal, else kept as text.
 Content is the text before the first ``<tool_call>`` (null when blank); with no call it is the
 whole text.
+
+Reasoning: the DeepSeek-V3 switch (R1 rules when ``thinking``/``enable_thinking`` is on); the
+prompt check stops at the ``<assistant>`` turn.
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ import re
 import warnings
 from typing import Any
 
-from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.lexer import token_id
+from tokenbridge.parsers.engine.reasoning import IdentityReasoningParser, SwitchedReasoningParser
+from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_OFF
 from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
 from tokenbridge.parsers.engine.held import Extraction, as_content
@@ -77,3 +84,27 @@ class PoolsideV1ToolParser(HeldBlockParser):
             return as_content(text)
         content = text[: text.find(START)]
         return Extraction(content if content.strip() else None, calls)
+
+
+@reasoning_parser("poolside_v1", family="deepseek_v3")
+class PoolsideV1ReasoningParser(SwitchedReasoningParser):
+    """Poolside V1: the DeepSeek-V3 switch; the prompt check stops at the ``<assistant>`` turn."""
+
+    name = "poolside_v1"
+    thinking = EITHER_FLAG_DEFAULT_OFF
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        if cls._pick(ctx) is IdentityReasoningParser:
+            return True
+        vocab = ctx.vocab
+        start, end = token_id(vocab, "<think>"), token_id(vocab, "</think>")
+        turn = token_id(vocab, "<assistant>")
+        for t in reversed(prompt_token_ids):
+            if t == start:
+                return False
+            if t == end:
+                return True
+            if t == turn:
+                return False
+        return False

@@ -1,4 +1,5 @@
-"""DeepSeek V3 / V3.1 tool calls, written between special-token separators.
+"""DeepSeek V3 / V3.1: tool calls written between special-token separators, and the R1 and
+V3 reasoning rows (Holo2's too: vLLM's DeepSeek-V3 switch with thinking on by default).
 
     V3:   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\nARGS\\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
     V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
@@ -8,6 +9,9 @@ vLLM reads the whole output: with ``<｜tool▁calls▁begin｜>`` anywhere, eve
 is what precedes the section (V3 adds what follows its last end marker). A V3 call whose type
 is not ``function`` turns the whole output back into content. Text before the first marker
 is therefore decided at once; from the first marker on it is held until ``finish()``.
+
+Reasoning: R1 splits at ``<think>``/``</think>``; V3.x uses R1's split when ``thinking`` or
+``enable_thinking`` is on, else everything is content.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
-from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.reasoning import R1, MarkerPartitionParser, SwitchedReasoningParser, register_format
+from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_OFF, EITHER_FLAG_DEFAULT_ON
 from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 from tokenbridge.parsers.declare import THINK_TOKENS, CallSpelling, RenderRules, ToolCallGrammar
 
@@ -361,3 +367,25 @@ def _register(name: str, *aliases: str) -> None:
 # Aliases: SGLang / SMG / Dynamo / TRT-LLM spellings of the same formats (anchors.md §4).
 _register("deepseek_v3", "deepseekv3", "deepseek")
 _register("deepseek_v31", "deepseekv31", "deepseek31", "deepseek_v3_1", "deepseekv3.1")
+
+
+DeepSeekR1ReasoningParser = register_format(
+    MarkerPartitionParser, R1, "deepseek_r1", "step5", "deepseek-r1", family="deepseek_r1"
+)
+
+
+@reasoning_parser("deepseek_v3", "deepseek_v31", "deepseek-v3", "deepseek_v3_1", family="deepseek_v3")
+class DeepSeekV3ReasoningParser(SwitchedReasoningParser):
+    """DeepSeek-V3.1/V3.2: ``thinking``/``enable_thinking`` on -> R1 rules, else all content."""
+
+    name = "deepseek_v3"
+    thinking = EITHER_FLAG_DEFAULT_OFF
+    thinking_parser = DeepSeekR1ReasoningParser
+
+
+@reasoning_parser("holo2", family="deepseek_v3")
+class Holo2ReasoningParser(DeepSeekV3ReasoningParser):
+    """Holo2: the DeepSeek-V3 switch with thinking on by default."""
+
+    name = "holo2"
+    thinking = EITHER_FLAG_DEFAULT_ON

@@ -1,4 +1,4 @@
-"""Mistral ``[TOOL_CALLS]`` tool calls, as vLLM 0.33 reads them. Two formats, chosen by the
+"""Mistral ``[TOOL_CALLS]`` tool calls and ``[THINK]`` reasoning, as vLLM 0.33 reads them. Two formats, chosen by the
 tokenizer like vLLM does (v11+ tokenizers have an ``[ARGS]`` token); the text is held until
 ``finish()`` in both, since every rule depends on the whole text.
 
@@ -31,6 +31,9 @@ v11+ (``[TOOL_CALLS]name[ARGS]{…}``, or ``name{…}``), read by vLLM's declara
 
 vLLM treats ``required``/named tool_choice as "auto" for this parser, and runs it (an engine
 adapter) under ``tool_choice="none"`` too.
+
+Reasoning picks its markers from the tokenizer: ``[THINK]``/``[/THINK]`` tokens (v13+), text
+``<think>``/``</think>`` (v11+), or no reasoning at all (older tokenizers).
 """
 
 from __future__ import annotations
@@ -39,12 +42,15 @@ import json
 import random
 import re
 import string
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.engine.lexer import special_token_texts
-from tokenbridge.parsers.engine.lexer import lex
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.lexer import lex, special_token_texts, token_id
+from tokenbridge.parsers.engine.reasoning import (
+    IdentityReasoningParser, MarkerEngineParser, MarkerFormat, engine_reasoning_ended,
+)
 from tokenbridge.parsers.engine.schema import fix_arg_types
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
 from tokenbridge.parsers.declare import RenderRules
@@ -175,3 +181,54 @@ class MistralToolParser(HeldCallsParser):
 
     def call_id(self, index: int) -> str | None:
         return mistral_call_id()
+
+
+
+MISTRAL = MarkerFormat(
+    start=("[THINK]",),
+    end=("[/THINK]",),
+    implicit_end=("[TOOL_CALLS]",),
+    literals=("[ARGS]", "{"),
+    starts_in_reasoning=False,
+    wait_for_reasoning=True,
+    reopen=True,
+)
+#: Mistral v11 (tekken with ``[ARGS]`` but no ``[THINK]``): the same grammar over text markers.
+MISTRAL_TEXT = replace(MISTRAL, start=("<think>",), end=("</think>",))
+
+
+def mistral_format(vocab: Any) -> MarkerFormat | None:
+    """vLLM's choice by tokenizer; ``None`` (no reasoning) for pre-v11 tokenizers.
+
+    vLLM asks mistral_common whether the tokenizer supports grammars (tekken v11+); the
+    ``[ARGS]`` token, new in v11, stands for that here.
+    """
+    if token_id(vocab, "[THINK]") is not None:
+        return MISTRAL
+    if token_id(vocab, "[ARGS]") is not None:
+        return MISTRAL_TEXT
+    return None
+
+
+@reasoning_parser("mistral", family="mistral")
+class MistralReasoningParser(MarkerEngineParser):
+    """Mistral ``[THINK]…[/THINK]`` reasoning (vLLM's Mistral engine); old tokenizers: none."""
+
+    fmt = MISTRAL
+    name = "mistral"
+
+    def __new__(cls, ctx: ParseContext) -> Any:
+        if mistral_format(ctx.vocab) is None:
+            return IdentityReasoningParser(ctx)
+        return super().__new__(cls)
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.fmt = mistral_format(ctx.vocab) or MISTRAL
+        super().__init__(ctx)
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        fmt = mistral_format(ctx.vocab)
+        if fmt is None:
+            return IdentityReasoningParser.reasoning_ended_in_prompt(prompt_token_ids, ctx)
+        return engine_reasoning_ended(fmt, prompt_token_ids, ctx)

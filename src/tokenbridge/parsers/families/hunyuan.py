@@ -1,4 +1,6 @@
-"""Hunyuan V3 / V4 tool calls: ``<tool_calls><tool_call>name[<tool_sep>]<arg_key>k</arg_key>
+"""Hunyuan: V3 / V4 tool calls and reasoning, and Hunyuan-A13B's JSON calls and ``<answer>`` split.
+
+V3 / V4 tool calls: ``<tool_calls><tool_call>name[<tool_sep>]<arg_key>k</arg_key>
 <arg_value>v</arg_value>…</tool_call>…</tool_calls>``, every tag optionally carrying the
 checkpoint's suffix (``<tool_call:6124c78e>``).
 
@@ -14,6 +16,10 @@ vLLM 0.33:
 
 Values are typed by the tool schema: boolean, integer, number (float when it has ``.``/``e``),
 then JSON for other types, the raw string for strings, else a JSON/Python literal.
+
+Reasoning: V3 splits by R1's rules unless ``reasoning_effort`` is missing or ``no_think``; V4
+by R1's rules over its suffixed ``<think…>`` tokens. Hunyuan-A13B's calls are a JSON array in
+``<tool_calls>…</tool_calls>``; its reasoning is plain-text ``<think>``/``<answer>`` blocks.
 """
 
 from __future__ import annotations
@@ -21,11 +27,19 @@ from __future__ import annotations
 import ast
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
-from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
-from tokenbridge.parsers.engine.held import Extraction, as_content
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.held import (
+    Extraction, HeldBlockParser, JsonFamily, WholeTextParser, as_content, function_tools, held_calls_parser,
+    random_uuid,
+)
+from tokenbridge.parsers.engine.json import named_calls
+from tokenbridge.parsers.engine.lexer import token_id
+from tokenbridge.parsers.engine.reasoning import R1, MarkerFormat, MarkerPartitionParser, SwitchedReasoningParser
+from tokenbridge.parsers.engine.thinking import HUNYUAN_V3, HUNYUAN_V4
 
 _TYPE_ALIASES = {
     **dict.fromkeys(("str", "text", "varchar", "char", "enum"), "string"),
@@ -182,8 +196,6 @@ class HYV4ToolParser(HeldBlockParser):
     supports_required_and_named = False
 
     def __init__(self, ctx) -> None:
-        from tokenbridge.parsers.reasoning.think import hy_v4_token_suffix
-
         t = self.tags = _HunyuanTags(hy_v4_token_suffix(ctx.vocab))
         e = re.escape
         self._call = re.compile(f"{e(t.call_start)}(.*?){e(t.call_end)}", re.S)
@@ -231,3 +243,134 @@ class HYV4ToolParser(HeldBlockParser):
         except Exception:
             return as_content(text)
         return Extraction(text[:start] or None, calls)
+
+
+_HYV4_STRUCTURAL = re.compile(r"<(?:think|tool_calls|tool_call|arg_key|arg_value)(:[^\s>]+)?>")
+
+
+def hy_v4_token_suffix(vocab: Any) -> str:
+    """The checkpoint's suffix of Hunyuan V4 structural tokens (``<think:6124c78e>``), or ``""``."""
+    get_vocab = getattr(vocab, "get_vocab", None)
+    if get_vocab is None:
+        return ""
+    for token in get_vocab():
+        m = _HYV4_STRUCTURAL.fullmatch(token)
+        if m:
+            return m.group(1) or ""
+    return ""
+
+
+@reasoning_parser("hy_v3", family="hy_v3")
+class HYV3ReasoningParser(SwitchedReasoningParser):
+    """Hunyuan V3: R1 rules unless ``reasoning_effort`` is missing or ``no_think``."""
+
+    name = "hy_v3"
+    thinking = HUNYUAN_V3
+
+
+HY_V4 = replace(R1, thinking=HUNYUAN_V4)
+
+
+@reasoning_parser("hy_v4", family="hy_v4")
+class HYV4ReasoningParser(MarkerPartitionParser):
+    """Hunyuan V4: R1 rules over ``<think{suffix}>``/``</think{suffix}>``, the suffix read from
+    the vocabulary; ``reasoning_effort: no_think`` makes everything content."""
+
+    fmt = HY_V4
+    name = "hy_v4"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.fmt = self.format_for(ctx)
+        super().__init__(ctx)
+
+    @staticmethod
+    def format_for(ctx: ParseContext) -> MarkerFormat:
+        suffix = hy_v4_token_suffix(ctx.vocab)
+        return replace(HY_V4, start=(f"<think{suffix}>",), end=(f"</think{suffix}>",))
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        fmt = cls.format_for(ctx)
+        if not fmt.thinking.of(ctx):
+            return True
+        start, end = token_id(ctx.vocab, fmt.start[0]), token_id(ctx.vocab, fmt.end[0])
+        for t in reversed(prompt_token_ids):
+            if t == start and start is not None:
+                return False
+            if t == end and end is not None:
+                return True
+        return False
+
+
+# -- Hunyuan-A13B -------------------------------------------------------------------------------
+
+A13B_START = "<tool_calls>"
+_A13B_BLOCK = re.compile(r"<tool_calls>([\s\S]*?)</tool_calls>")
+_THINK_REGION = re.compile(r"<think>(.*?)</think>", re.S)
+
+
+def extract_hunyuan_a13b(text: str, ctx: ParseContext) -> Extraction:
+    """Hunyuan-A13B ``<tool_calls>[…]</tool_calls>``: the first closed block outside a
+    ``<think>`` region whose body is valid JSON; its entries with both ``name`` and
+    ``arguments`` are calls (others skipped). Content is the text before that block."""
+    think = [m.span() for m in _THINK_REGION.finditer(text)]
+    for m in _A13B_BLOCK.finditer(text):
+        start, end = m.span()
+        if any(start > a and end < b for a, b in think):
+            continue
+        try:
+            data = json.loads(m.group(1).strip())
+        except Exception:
+            continue
+        if not isinstance(data, list):
+            return as_content(text)
+        try:
+            calls = named_calls(data)
+        except Exception:
+            return as_content(text)
+        if not calls:
+            return as_content(text)
+        content = text[:start]
+        return Extraction(content if content.strip() else None, calls)
+    return as_content(text)
+
+
+HUNYUAN_A13B = JsonFamily(
+    "hunyuan_a13b", extract_hunyuan_a13b, (A13B_START, "<think>"), call_id=lambda index: f"call_{random_uuid()}"
+)
+tool_parser("hunyuan_a13b", family="hunyuan_a13b")(held_calls_parser(HUNYUAN_A13B))
+
+_A13B_THINK = "<think>\n"
+_A13B_ANSWER = "\n</think>\n<answer>\n"
+_A13B_ANSWER_END = "\n</answer>"
+_A13B_FULL = re.compile(rf"(?:{_A13B_THINK}(.*?){_A13B_ANSWER})?(.*?){_A13B_ANSWER_END}", re.DOTALL)
+_A13B_HALF = re.compile(rf"{_A13B_THINK}(.*?){_A13B_ANSWER}(.*)", re.DOTALL)
+
+
+@reasoning_parser("hunyuan_a13b", family="hunyuan_a13b")
+class HunyuanA13BReasoningParser(WholeTextParser):
+    """Hunyuan-A13B: ``<think>\\n…\\n</think>\\n<answer>\\n…\\n</answer>``, all plain text.
+
+    A closing ``\\n</answer>`` bounds the content (text after it is dropped) and makes the
+    think block optional; without it, a think block followed by ``<answer>`` is needed (the
+    content runs to the end), else everything is content.
+    """
+
+    name = "hunyuan_a13b"
+
+    @classmethod
+    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
+        # vLLM's check reads its streaming state, which a fresh parser has not left.
+        return False
+
+    def split(self, text: str) -> tuple[str | None, str | None]:
+        m = _A13B_FULL.search(text)
+        if m:
+            reasoning, content = m.group(1) or "", m.group(2)
+        else:
+            m = _A13B_HALF.search(text)
+            if not m:
+                return None, text
+            reasoning, content = m.groups()
+            content = content.removesuffix(_A13B_ANSWER_END)
+        return reasoning or None, content or None

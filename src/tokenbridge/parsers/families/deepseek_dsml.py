@@ -1,4 +1,5 @@
-"""DeepSeek V3.2 / V4 / V4.1 tool calls in DSML markup (plain text, not special tokens).
+"""DeepSeek V3.2 / V4 / V4.1 tool calls in DSML markup (plain text, not special tokens), and
+the V4 / V4.1 reasoning rows (their call openers end reasoning).
 
     <｜DSML｜tool_calls>
     <｜DSML｜invoke name="get_weather">
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
@@ -31,6 +32,8 @@ from tokenbridge.parsers.engine.lexer import special_token_texts
 from tokenbridge.parsers.engine.calls import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
 from tokenbridge.parsers.engine.json import name_and_args_from_json
 from tokenbridge.parsers.engine.schema import fix_arg_types, tool_properties
+from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
+from tokenbridge.parsers.engine.thinking import DEEPSEEK_V4
 
 THINK_START = "<think>"
 THINK_END = "</think>"
@@ -273,3 +276,33 @@ def _register(name: str, *aliases: str) -> None:
 _register("deepseek_v32", "deepseekv32", "deepseek32", "deepseek_v3_2")
 _register("deepseek_v4", "deepseekv4", "deepseek-v4")
 _register("deepseek_v41")
+
+
+DEEPSEEK_V4_REASONING = MarkerFormat(
+    implicit_end=(f"<{_DSML}tool_calls>", f"<{_DSML}toolcalls>", f"<{_DSML}tool>"),
+    literals=(
+        f"</{_DSML}tool_calls>",
+        f'<{_DSML}invoke name="',
+        '">',
+        f"</{_DSML}invoke>",
+        f"<{_DSML}parameter",
+        f"</{_DSML}parameter>",
+    ),
+    thinking=DEEPSEEK_V4,
+    reopen=True,
+    off_is_identity=False,
+)
+DEEPSEEK_V41_REASONING = replace(
+    DEEPSEEK_V4_REASONING,
+    implicit_end=(f"<{_DSML} calls>",),
+    literals=(
+        f"</{_DSML} calls>",
+        f'<{_DSML} invoke name="',
+        '">',
+        f"</{_DSML} invoke>",
+        f"<{_DSML} parameter",
+        f"</{_DSML} parameter>",
+    ),
+)
+register_format(MarkerEngineParser, DEEPSEEK_V4_REASONING, "deepseek_v4", "deepseek-v4", family="deepseek_v4")
+register_format(MarkerEngineParser, DEEPSEEK_V41_REASONING, "deepseek_v41", family="deepseek_v4")

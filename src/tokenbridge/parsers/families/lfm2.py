@@ -22,7 +22,7 @@ import warnings
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
-from tokenbridge.parsers.tool.pythonic import _dotted_name, _literal
+from tokenbridge.parsers.families.pythonic import dotted_name, literal_value
 
 START, END = "<|tool_call_start|>", "<|tool_call_end|>"
 _LIST = re.compile(r"\[.*\]$", re.S)
@@ -39,8 +39,8 @@ def call_list(source: str) -> list[tuple[str, str]] | None:
             return None
         return [
             (
-                _dotted_name(call.func),
-                json.dumps({kw.arg: _literal(kw.value) for kw in call.keywords}, ensure_ascii=False),
+                dotted_name(call.func),
+                json.dumps({kw.arg: literal_value(kw.value) for kw in call.keywords}, ensure_ascii=False),
             )
             for call in value.elts
         ]

@@ -1,1 +1,0 @@
-"""Reasoning parser families; each module registers its names."""

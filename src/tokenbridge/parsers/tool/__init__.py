@@ -1,1 +1,0 @@
-"""Tool-call parser families; each module registers its names."""
