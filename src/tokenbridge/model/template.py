@@ -8,6 +8,8 @@ controls), compiled once per template string.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from datetime import datetime
 from functools import lru_cache
 from types import MethodType
@@ -43,7 +45,63 @@ def _raise_exception(message: str):
     raise TemplateError(message)
 
 
+class SharedJSON:
+    """JSON texts parsed once and shared by every render that hands the template the same text,
+    each with its ``tojson`` remembered.
+
+    A conversation re-sends its earlier tool calls in every request, and the template parses
+    (prepare) and re-serializes (``tojson``) each call's arguments every time: equal texts
+    give equal objects and equal ``tojson`` output, so both are done once per text. Sharing is
+    safe because no render changes these objects: the immutable sandbox refuses every mutating
+    method, and render code copies what it changes. Bounded by the characters held; used from
+    the template's own thread-pool renders, hence the lock.
+    """
+
+    def __init__(self, max_chars: int = 1024 * 1024) -> None:
+        self._by_text: OrderedDict[str, list] = OrderedDict()  # text -> [object, tojson or None]
+        self._by_id: dict[int, list] = {}
+        self._chars = 0
+        self._max_chars = max_chars
+        self._lock = threading.Lock()
+
+    def parse(self, text: str) -> Any:
+        """``json.loads(text)`` (raising as it does); objects and arrays are shared."""
+        with self._lock:
+            entry = self._by_text.get(text)
+            if entry is not None:
+                self._by_text.move_to_end(text)
+                return entry[0]
+        value = json.loads(text)
+        if type(value) in (dict, list) and len(text) <= self._max_chars // 16:
+            with self._lock:
+                if text not in self._by_text:
+                    entry = [value, None]
+                    self._by_text[text] = entry
+                    self._by_id[id(value)] = entry
+                    self._chars += len(text)
+                    while self._chars > self._max_chars:
+                        old, (obj, _) = self._by_text.popitem(last=False)
+                        del self._by_id[id(obj)]
+                        self._chars -= len(old)
+        return value
+
+    def dumped(self, value: Any) -> str:
+        """``tojson`` with its defaults, remembered for a shared object."""
+        entry = self._by_id.get(id(value))
+        if entry is None or entry[0] is not value:
+            return json.dumps(value, ensure_ascii=False)
+        text = entry[1]
+        if text is None:
+            text = entry[1] = json.dumps(value, ensure_ascii=False)
+        return text
+
+
+shared_json = SharedJSON()
+
+
 def _tojson(x: Any, ensure_ascii: bool = False, indent=None, separators=None, sort_keys: bool = False):
+    if not ensure_ascii and indent is None and separators is None and not sort_keys:
+        return shared_json.dumped(x)
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 

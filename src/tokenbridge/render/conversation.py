@@ -78,19 +78,19 @@ def _text_parts(content: list) -> list[str]:
     return out
 
 
-def _tool_arguments(args: Any) -> dict:
+def _tool_arguments(args: Any, parse: Any = json.loads) -> dict:
     """Tool-call arguments as templates expect them: an object (bad or non-object JSON -> {})."""
     if not args:
         return {}
     if isinstance(args, str):
         try:
-            args = json.loads(args)
+            args = parse(args)
         except ValueError:
             return {}
     return args if isinstance(args, dict) else {}
 
 
-def _tool_calls(calls: list) -> list[dict]:
+def _tool_calls(calls: list, parse: Any = json.loads) -> list[dict]:
     out = []
     for call in calls:
         if not isinstance(call, dict):
@@ -99,7 +99,7 @@ def _tool_calls(calls: list) -> list[dict]:
         if call.get("type", "function") != "function" or not isinstance(fn, dict):
             raise bad_request("chat completions only support assistant tool_calls of type 'function'.", "tool_calls")
         # A new call and function object; the request's own stay untouched.
-        out.append({**call, "function": {**fn, "arguments": _tool_arguments(fn.get("arguments"))}})
+        out.append({**call, "function": {**fn, "arguments": _tool_arguments(fn.get("arguments"), parse)}})
     return out
 
 
@@ -148,7 +148,8 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
         if role == "assistant":
             calls = m.get("tool_calls")
             if isinstance(calls, list) and calls:
-                msg["tool_calls"] = _tool_calls(calls)
+                # Objects shared across renders (``tpl.shared_json``): only templates see these.
+                msg["tool_calls"] = _tool_calls(calls, tpl.shared_json.parse)
             if reasoning is not None:
                 msg["reasoning"] = reasoning
                 msg["reasoning_content"] = reasoning
