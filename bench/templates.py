@@ -25,7 +25,7 @@ SHARED = Path("/work/shared")
 
 def captured_contexts() -> dict[str, list[dict]]:
     """``template source -> [context, ...]`` from the corpus's chat renders."""
-    from tokenbridge.cli import serve_parser
+    from tokenbridge.cli import parse_serve_args
     from tokenbridge.model import template as tpl
     from tokenbridge.protocol.errors import ApiError
     from tokenbridge.server.app import POST_ROUTES, Request
@@ -46,15 +46,13 @@ def captured_contexts() -> dict[str, list[dict]]:
             if "mistral" in flags:
                 continue
             cases = SHARED / "parity" / "cases" / f"{name}.jsonl"
-            parser = argparse.ArgumentParser()
-            serve_parser(parser.add_subparsers())
-            argv = ["serve", str((SHARED / "parity" / prof["model"]).resolve()), "--served-model-name", prof["served_name"],
+            argv = [str((SHARED / "parity" / prof["model"]).resolve()), "--served-model-name", prof["served_name"],
                     *flags]
             if prof.get("tool_parser"):
                 argv += ["--tool-call-parser", prof["tool_parser"], "--enable-auto-tool-choice"]
             if prof.get("reasoning_parser"):
                 argv += ["--reasoning-parser", prof["reasoning_parser"]]
-            app = build(parser.parse_args(argv))
+            app = build(parse_serve_args(argv))
             for line in cases.read_text(encoding="utf-8").splitlines():
                 case = json.loads(line)
                 req = case.get("request") or {}
