@@ -76,6 +76,18 @@ def wait_ready(port: int, path: str = "/health", timeout: float = 120) -> None:
     raise RuntimeError(f"port {port} not ready")
 
 
+def wait_backend(log: Path, timeout: float = 120) -> None:
+    """Until a one-worker server switched to its fast tokenizer backend: the switch runs on a
+    thread after start-up (~1 s of CPU) and must not be counted as the first streams' cost."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        text = log.read_text(errors="replace")
+        if "tokenizer backend:" in text or ("encoder " in text and "once its start-up checks pass" not in text):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{log}: no tokenizer backend line")
+
+
 def free_port() -> int:
     import socket
 
@@ -221,6 +233,8 @@ def main() -> None:
     try:
         for p in (eport, gport, pport):
             wait_ready(p)
+        for log in ("gateway.log", "pipeline.log"):
+            wait_backend(tmp / log)
         os.sched_setaffinity(0, {1})
         load = os.getloadavg()
 

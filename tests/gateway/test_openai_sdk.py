@@ -55,7 +55,10 @@ def test_sdk_stream_adds_up_to_the_same_answer(client):
 
 
 def test_sdk_completion_stream_applies_stop_strings_and_aborts_the_engine(client, stub_engine):
-    # the tokens' text is "Let me check.\n</think>…": stop at "check" once it is complete
+    # the tokens' text is "Let me check.\n</think>…": stop at "check" once it is complete,
+    # while the engine is still sending (a stream it already ended has nothing to abort)
+    stub_engine.control(outputs=[{"index": 0, "token_ids": TOOL_CALL_IDS, "finish_reason": "stop"}], chunking="one",
+                        delay=0.01)
     stream = client.completions.create(model=MODEL, prompt="Hello", stop=["check"], stream=True,
                                        extra_headers={"X-Request-Id": "sdk-stop-1"})
     chunks = list(stream)

@@ -54,6 +54,9 @@ class ChoiceParser:
         self.incremental = tool is not None and tool.streams_arguments
 
     def _gate(self, d: Delta, final: bool) -> Delta:
+        if (not d.tool_calls and self.filter is None and self.dropping is None
+                and (self.ws is None or not (d.content or final))):
+            return d  # nothing to gate or hold: most chunks of a stream
         calls = []
         for tc in d.tool_calls:
             if not self.parallel and tc.index > 0:

@@ -3,7 +3,8 @@
 Non-streamed: the engine's tokens are gathered per choice (stop strings applied as they
 arrive) and handed to the one-shot chat derender, so the answer is the derender route's.
 Streamed: each engine event goes through the choice's in-memory detokenizer, stop watch and
-parser, and becomes one ``chat.completion.chunk`` in vLLM's framing and field set.
+parser, and becomes one ``chat.completion.chunk`` in vLLM's framing and field set; the
+events of one engine read go to the client in one write.
 """
 
 from __future__ import annotations
@@ -69,30 +70,32 @@ class Gathered:
 async def gather(gen: Generation, cols: list[Gathered]) -> Any:
     """Read the engine until every choice ended; abort it if a stop string ended the last one."""
     kv = None
-    async for chunk in gen.chunks():
-        if chunk.kv_transfer_params is not None:
-            kv = chunk.kv_transfer_params
-        for c in chunk.choices:
-            if c.index >= len(cols) or c.index < 0:
-                raise EngineStreamError(f"the engine sent choice {c.index} of {len(cols)}")
-            col = cols[c.index]
-            if col.done:
-                continue
-            _engine_failed(c.finish_reason)
-            if col.text is not None:
-                st = col.text.step(c)
-                ids, lp, finish, stop_reason, col.ours = st.token_ids, st.logprobs, st.finish_reason, st.stop_reason, st.stopped
-            else:
-                ids, lp, finish, stop_reason = list(c.token_ids or ()), c.logprobs, c.finish_reason, c.stop_reason
-            col.ids += ids
-            if lp is not None and lp.content is not None:
-                col.logprobs = (col.logprobs or []) + lp.content
-            if finish is not None:
-                col.done, col.finish, col.stop_reason = True, finish, stop_reason
-        if all(col.done for col in cols):
-            if any(col.ours for col in cols):
-                await gen.abort()
-                return kv
+    async for batch in gen.batches():
+        for chunk in batch:
+            if chunk.kv_transfer_params is not None:
+                kv = chunk.kv_transfer_params
+            for c in chunk.choices:
+                if c.index >= len(cols) or c.index < 0:
+                    raise EngineStreamError(f"the engine sent choice {c.index} of {len(cols)}")
+                col = cols[c.index]
+                if col.done:
+                    continue
+                _engine_failed(c.finish_reason)
+                if col.text is not None:
+                    st = col.text.step(c)
+                    ids, lp, finish, stop_reason, col.ours = (
+                        st.token_ids, st.logprobs, st.finish_reason, st.stop_reason, st.stopped)
+                else:
+                    ids, lp, finish, stop_reason = list(c.token_ids or ()), c.logprobs, c.finish_reason, c.stop_reason
+                col.ids += ids
+                if lp is not None and lp.content is not None:
+                    col.logprobs = (col.logprobs or []) + lp.content
+                if finish is not None:
+                    col.done, col.finish, col.stop_reason = True, finish, stop_reason
+            if all(col.done for col in cols):
+                if any(col.ours for col in cols):
+                    await gen.abort()
+                    return kv
     if not all(col.done for col in cols):
         raise EngineStreamError("the engine stream ended before every choice finished")
     return kv
@@ -167,68 +170,78 @@ async def _events(model: ModelContext, cfg, g: Generation, req, gen: dict) -> As
     head = b'data: {"id":%s,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":[' % (
         _encode(gen["request_id"]), int(time.time()), _encode(name))
     tail = b'],"kv_transfer_params":null}\n\n'
+    out: list[bytes] = []  # this engine read's events: one write to the client
     try:
         choices = [ChatChoice(i, model, cfg, req, prompt_ids, parsed) for i in range(n)]
         done = [False] * n
         first = True
+        stopped = False
         role = _role(req)
-        async for chunk in g.chunks():
-            if first:
-                first = False
-                usage0 = b',"usage":' + _encode(_usage(n_prompt, 0, True)) if continuous else b""
-                ids0 = _encode(prompt_ids) if return_ids else b"null"
-                for i in range(n):
-                    yield b"%s%s]%s,\"prompt_token_ids\":%s,\"prompt_text\":null}\n\n" % (
-                        head, _encode({"index": i, "delta": {"role": role, "content": ""}, "logprobs": None,
-                                       "finish_reason": None}), usage0, ids0)
-                echo = _echo_text(req, role)
-                if echo:
+        async for batch in g.batches():
+            for chunk in batch:
+                if first:
+                    first = False
+                    usage0 = b',"usage":' + _encode(_usage(n_prompt, 0, True)) if continuous else b""
+                    ids0 = _encode(prompt_ids) if return_ids else b"null"
                     for i in range(n):
-                        yield head + _encode({"index": i, "delta": {"content": echo}, "logprobs": None,
-                                              "finish_reason": None}) + (
-                            b'],"usage":' + _encode(_usage(n_prompt, 0, True)) + b"}\n\n" if continuous else b"]}\n\n")
-            for c in chunk.choices:
-                i = c.index
-                if i < 0 or i >= n:
-                    raise EngineStreamError(f"the engine sent choice {i} of {n}")
-                if done[i]:
-                    continue
-                _engine_failed(c.finish_reason)
-                ch = choices[i]
-                if not c.token_ids and c.finish_reason is None and not ch.text.tokens:
-                    continue
-                st, delta, logprobs, reason = ch.step(model, c)
-                include_ids = return_ids and not ch.hide_metadata
-                if delta is None:
-                    if reason is None and logprobs is None and not include_ids:
+                        out.append(b"%s%s]%s,\"prompt_token_ids\":%s,\"prompt_text\":null}\n\n" % (
+                            head, _encode({"index": i, "delta": {"role": role, "content": ""}, "logprobs": None,
+                                           "finish_reason": None}), usage0, ids0))
+                    echo = _echo_text(req, role)
+                    if echo:
+                        for i in range(n):
+                            out.append(head + _encode({"index": i, "delta": {"content": echo}, "logprobs": None,
+                                                       "finish_reason": None}) + (
+                                b'],"usage":' + _encode(_usage(n_prompt, 0, True)) + b"}\n\n" if continuous else b"]}\n\n"))
+                for c in chunk.choices:
+                    i = c.index
+                    if i < 0 or i >= n:
+                        raise EngineStreamError(f"the engine sent choice {i} of {n}")
+                    if done[i]:
                         continue
-                    delta = {}
-                body = {"index": i, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
-                if reason is not None:
-                    done[i] = True
-                    body["stop_reason"] = st.stop_reason
-                    body["token_ids"] = st.token_ids if include_ids else None
-                    body["weight_versions"] = None
-                else:
-                    body["token_ids"] = st.token_ids if include_ids else None
-                end = tail
-                if reason is not None and chunk.kv_transfer_params is not None:
-                    end = b'],"kv_transfer_params":' + _encode(chunk.kv_transfer_params) + b"}\n\n"
-                if continuous:
-                    end = b'],"usage":' + _encode(_usage(n_prompt, ch.text.tokens, True)) + end[1:]
-                yield head + _encode(body) + end
-            if all(done) and any(ch.text.stopped for ch in choices):
+                    _engine_failed(c.finish_reason)
+                    ch = choices[i]
+                    if not c.token_ids and c.finish_reason is None and not ch.text.tokens:
+                        continue
+                    st, delta, logprobs, reason = ch.step(model, c)
+                    include_ids = return_ids and not ch.hide_metadata
+                    if delta is None:
+                        if reason is None and logprobs is None and not include_ids:
+                            continue
+                        delta = {}
+                    body = {"index": i, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
+                    if reason is not None:
+                        done[i] = True
+                        body["stop_reason"] = st.stop_reason
+                        body["token_ids"] = st.token_ids if include_ids else None
+                        body["weight_versions"] = None
+                    else:
+                        body["token_ids"] = st.token_ids if include_ids else None
+                    end = tail
+                    if reason is not None and chunk.kv_transfer_params is not None:
+                        end = b'],"kv_transfer_params":' + _encode(chunk.kv_transfer_params) + b"}\n\n"
+                    if continuous:
+                        end = b'],"usage":' + _encode(_usage(n_prompt, ch.text.tokens, True)) + end[1:]
+                    out.append(head + _encode(body) + end)
+                if all(done) and any(ch.text.stopped for ch in choices):
+                    stopped = True
+                    break
+            if out:
+                yield b"".join(out)
+                out.clear()
+            if stopped:
                 await g.abort()  # the rest of the engine stream is for nothing
                 break
         if not all(done):
             raise EngineStreamError("the engine stream ended before every choice finished")
         if include_usage:
             total = sum(ch.text.tokens for ch in choices)
-            yield head + b'],"usage":' + _encode(_usage(n_prompt, total, False)) + b"}\n\n"
+            out.append(head + b'],"usage":' + _encode(_usage(n_prompt, total, False)) + b"}\n\n")
     except EngineStreamError as e:
-        yield error_event(e.error)
+        out.append(error_event(e.error))
     except ApiError as e:
-        yield error_event(e)
+        out.append(error_event(e))
     finally:
         await g.__aexit__(None, None, None)
-    yield DONE
+    out.append(DONE)
+    yield b"".join(out)

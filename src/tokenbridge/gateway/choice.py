@@ -99,12 +99,15 @@ class ChoiceText:
         self.stopped = False  # a stop string ended it
 
     def step(self, choice: GenerateChunkChoice) -> Step:
-        ids = list(choice.token_ids or ())
-        tok = self.model.tokenizer
+        ids = choice.token_ids or []
         finish = choice.finish_reason
-        text_ids, stop_reason = drop_stop_token(
-            ids, finish, choice.stop_reason, self.request, tok.eos_token_id, self.model.eos_token_ids
-        )
+        if finish is None:
+            text_ids, stop_reason = ids, choice.stop_reason
+        else:
+            text_ids, stop_reason = drop_stop_token(
+                ids, finish, choice.stop_reason, self.request, self.model.tokenizer.eos_token_id,
+                self.model.eos_token_ids
+            )
         if self.stop is None:
             self.tokens += len(ids)
             text = self.detok.feed(text_ids) if text_ids else ""

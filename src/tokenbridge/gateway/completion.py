@@ -114,6 +114,7 @@ async def _events(model: ModelContext, cfg, opened: list[Generation], req, gens:
         _encode(rid), int(time.time()), _encode(req.model or model.served_names[0]))
     texts = _prompt_texts(model, req, gens) if req.echo else None
     total_prompt = total_completion = 0
+    out: list[bytes] = []  # this engine read's events: one write to the client
     try:
         for p, (g, gen) in enumerate(zip(opened, gens)):
             prompt_ids = gen["token_ids"]
@@ -121,51 +122,60 @@ async def _events(model: ModelContext, cfg, opened: list[Generation], req, gens:
             choices = [CompletionChoice(i + p * n, model, req, prompt_ids) for i in range(n)]
             sent_prompt = [False] * n
             done = [False] * n
-            async for chunk in g.chunks():
-                for c in chunk.choices:
-                    i = c.index
-                    if i < 0 or i >= n:
-                        raise EngineStreamError(f"the engine sent choice {i} of {n}")
-                    if done[i]:
-                        continue
-                    if c.finish_reason == "error":
-                        raise EngineStreamError("Internal server error", 500, "InternalServerError")
-                    ch = choices[i]
-                    echo = ""
-                    if texts is not None and not sent_prompt[i]:
-                        echo = "" if return_ids else texts[p]
-                    elif not c.token_ids and c.finish_reason is None and not ch.text.tokens:
-                        continue
-                    st, logprobs = ch.step(model, c, len(echo))
-                    show_prompt = not sent_prompt[i] and (texts is not None or return_ids)
-                    sent_prompt[i] = sent_prompt[i] or show_prompt
-                    done[i] = st.finish_reason is not None
-                    body = {
-                        "index": ch.index,
-                        "text": echo + st.text,
-                        "logprobs": logprobs,
-                        "finish_reason": st.finish_reason,
-                        "stop_reason": st.stop_reason,
-                        "prompt_token_ids": prompt_ids if show_prompt else None,
-                        "token_ids": st.token_ids if return_ids else None,
-                        "weight_versions": None,
-                    }
-                    kv = chunk.kv_transfer_params if done[i] else None
-                    usage = b',"usage":' + _usage(len(prompt_ids), ch.text.tokens) if continuous else b""
-                    yield b"%s%s]%s,\"kv_transfer_params\":%s}\n\n" % (head, _encode(body), usage, _encode(kv))
-                if all(done) and any(ch.text.stopped for ch in choices):
+            stopped = False
+            async for batch in g.batches():
+                for chunk in batch:
+                    for c in chunk.choices:
+                        i = c.index
+                        if i < 0 or i >= n:
+                            raise EngineStreamError(f"the engine sent choice {i} of {n}")
+                        if done[i]:
+                            continue
+                        if c.finish_reason == "error":
+                            raise EngineStreamError("Internal server error", 500, "InternalServerError")
+                        ch = choices[i]
+                        echo = ""
+                        if texts is not None and not sent_prompt[i]:
+                            echo = "" if return_ids else texts[p]
+                        elif not c.token_ids and c.finish_reason is None and not ch.text.tokens:
+                            continue
+                        st, logprobs = ch.step(model, c, len(echo))
+                        show_prompt = not sent_prompt[i] and (texts is not None or return_ids)
+                        sent_prompt[i] = sent_prompt[i] or show_prompt
+                        done[i] = st.finish_reason is not None
+                        body = {
+                            "index": ch.index,
+                            "text": echo + st.text,
+                            "logprobs": logprobs,
+                            "finish_reason": st.finish_reason,
+                            "stop_reason": st.stop_reason,
+                            "prompt_token_ids": prompt_ids if show_prompt else None,
+                            "token_ids": st.token_ids if return_ids else None,
+                            "weight_versions": None,
+                        }
+                        kv = chunk.kv_transfer_params if done[i] else None
+                        usage = b',"usage":' + _usage(len(prompt_ids), ch.text.tokens) if continuous else b""
+                        out.append(b"%s%s]%s,\"kv_transfer_params\":%s}\n\n" % (head, _encode(body), usage, _encode(kv)))
+                    if all(done) and any(ch.text.stopped for ch in choices):
+                        stopped = True
+                        break
+                if out:
+                    yield b"".join(out)
+                    out.clear()
+                if stopped:
                     await g.abort()
                     break
             if not all(done):
                 raise EngineStreamError("the engine stream ended before every choice finished")
             total_completion += sum(ch.text.tokens for ch in choices)
         if include_usage:
-            yield head + b'],"usage":' + _usage(total_prompt, total_completion) + b"}\n\n"
+            out.append(head + b'],"usage":' + _usage(total_prompt, total_completion) + b"}\n\n")
     except EngineStreamError as e:
-        yield error_event(e.error)
+        out.append(error_event(e.error))
     except ApiError as e:
-        yield error_event(e)
+        out.append(error_event(e))
     finally:
         for g in opened:
             await g.__aexit__(None, None, None)
-    yield DONE
+    out.append(DONE)
+    yield b"".join(out)

@@ -116,14 +116,16 @@ class _Watchdog:
 
 
 class EngineStream:
-    """One generate response being read: ``async for chunk in stream`` then ``close``."""
+    """One generate response being read: ``async for batch in stream.batches()`` then ``close``."""
 
     def __init__(self, response, settings: EngineSettings) -> None:
         self.response = response
         self.watchdog = _Watchdog(response.content, settings.first_token_timeout, settings.idle_timeout)
         self.done = False  # the engine sent data: [DONE]
 
-    async def chunks(self) -> AsyncIterator[GenerateChunk]:
+    async def batches(self) -> AsyncIterator[list[GenerateChunk]]:
+        """The chunks of each socket read, in order. A gateway behind on a busy core finds
+        many events per read; handling them as one batch makes one write to the client."""
         reader = self.response.content
         rest = b""
         try:
@@ -138,11 +140,21 @@ class EngineStream:
                     raise EngineStreamError("the engine stream ended without data: [DONE]")
                 self.watchdog.seen()
                 events, rest = split_events(rest + data if rest else data)
-                for payload in events:
-                    if payload == _DONE:
-                        self.done = True
-                        return
-                    yield decode_event(payload)
+                batch = []
+                try:
+                    for payload in events:
+                        if payload == _DONE:
+                            self.done = True
+                            break
+                        batch.append(decode_event(payload))
+                except EngineStreamError:
+                    if batch:  # what came before the bad event is answered first
+                        yield batch
+                    raise
+                if batch:
+                    yield batch
+                if self.done:
+                    return
         finally:
             self.watchdog.cancel()
 

@@ -30,7 +30,7 @@ def engine_body(gen: dict) -> bytes:
 
 
 class Generation:
-    """``async with Generation(...) as g: async for chunk in g.chunks()``; leaving early aborts."""
+    """``async with Generation(...) as g: async for batch in g.batches()``; leaving early aborts."""
 
     def __init__(self, engine: EngineClient, gen: dict, client_headers: dict[bytes, bytes]) -> None:
         self.engine = engine
@@ -57,8 +57,8 @@ class Generation:
             raise
         return self
 
-    def chunks(self) -> AsyncIterator[GenerateChunk]:
-        return self.stream.chunks()
+    def batches(self) -> AsyncIterator[list[GenerateChunk]]:
+        return self.stream.batches()
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
         if self.stream is None or self.ended:

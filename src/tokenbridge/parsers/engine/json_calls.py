@@ -205,6 +205,8 @@ class StreamedJsonCalls(ToolParser):
         self._raw = ""  # the open call's text while its name is not yet sent
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
+        if not text and not self._buf:  # a chunk of reasoning: nothing to read, in any mode
+            return Delta()
         return self._run(self._buf + text, False)
 
     def finish(self) -> Delta:

@@ -17,13 +17,18 @@ def partial_suffix(text: str, markers: Iterable[str]) -> int:
     That many trailing characters must be held back: the next chunk may complete a marker.
     """
     best = 0
+    size = len(text)
     for m in markers:
-        n = min(len(m) - 1, len(text))
-        while n > best:
-            if text.endswith(m[:n]):
-                best = n
+        n = min(len(m) - 1, size)
+        if n <= best:
+            continue
+        # Only a place holding the marker's first character can start such a suffix.
+        j = text.find(m[0], size - n)
+        while j != -1 and size - j > best:
+            if m.startswith(text[j:]):
+                best = size - j
                 break
-            n -= 1
+            j = text.find(m[0], j + 1)
     return best
 
 

@@ -78,7 +78,7 @@ class MarkerLexer:
     costs more than parsing a short output.
     """
 
-    __slots__ = ("actions", "span_open", "span_close", "search", "prefixes", "max_len")
+    __slots__ = ("actions", "span_open", "span_close", "search", "prefixes", "max_len", "first")
 
     def __init__(self, fmt: MarkerFormat, vocab: Any) -> None:
         markers = (
@@ -110,11 +110,17 @@ class MarkerLexer:
         #: Every proper prefix of a marker: what a chunk may end with while a marker is cut.
         self.prefixes = frozenset(m[:k] for m in literals for k in range(1, len(m)))
         self.max_len = max(map(len, literals), default=0)
+        #: Finds a character that begins a marker: most chunks have none, and need no slicing.
+        firsts = sorted({m[0] for m in literals})
+        self.first = re.compile("[" + "".join(map(re.escape, firsts)) + "]").search if firsts else None
 
     def partial_at(self, buf: str, pos: int) -> int:
         """The first ``j >= pos`` where ``buf[j:]`` is a proper prefix of a marker, else -1."""
+        first = self.first(buf, max(pos, len(buf) - self.max_len + 1)) if self.first is not None else None
+        if first is None:
+            return -1
         prefixes = self.prefixes
-        for j in range(max(pos, len(buf) - self.max_len + 1), len(buf)):
+        for j in range(first.start(), len(buf)):
             if buf[j:] in prefixes:
                 return j
         return -1
@@ -262,6 +268,12 @@ class MarkerEngineParser(_BufferedSplitParser):
         where the rest of the buffer could still grow into a (longer) marker."""
         buf, r, c = self.buf, [], []
         lexer = self._lexer
+        if lexer.first is None or lexer.first(buf) is None:  # no marker starts here: all text
+            self.buf = ""
+            self._emit(buf, r, c)
+            if final:
+                self.held_ws = ""
+            return "".join(r), "".join(c)
         actions, span_open, span_close = lexer.actions, lexer.span_open, lexer.span_close
         search = lexer.search
         pos, n = 0, len(buf)
