@@ -76,3 +76,19 @@ def test_sdk_reports_engine_errors_as_api_errors(client, stub_engine):
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(model=MODEL, messages=MESSAGES)
     assert "bad engine input" in str(e.value)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_sdk_min_tokens_passes_over_a_stop_string_completed_within_them(client, stream):
+    # "Let" " me" " check": " me" completes at token 2, within min_tokens=2, so it does not
+    # count even though its text is still held (it begins "Let me c"); "Let me c" ends in
+    # token 3 and stops. Without min_tokens " me" stops at token 2.
+    def answer(**extra) -> tuple[str, str | None]:
+        r = client.completions.create(model=MODEL, prompt="Hello", stop=[" me", "Let me c"], stream=stream, **extra)
+        if not stream:
+            return r.choices[0].text, r.choices[0].model_extra["stop_reason"]
+        chunks = [c for c in r if c.choices]
+        return "".join(c.choices[0].text for c in chunks), chunks[-1].choices[0].model_extra["stop_reason"]
+
+    assert answer() == ("Let", " me")
+    assert answer(extra_body={"min_tokens": 2}) == ("", "Let me c")

@@ -40,10 +40,12 @@ class StopWatch:
         self.longest = max(len(s) for s in stops)
 
     def feed(self, text: str, search: bool = True) -> tuple[str, str | None]:
-        """The text that can be sent, and the stop string when one completed."""
+        """The text that can be sent, and the stop string when one completed. Like vLLM, only
+        a stop string that ends in ``text`` counts: one completed while ``search`` was off
+        (the first ``min_tokens`` tokens) is passed over, even while its text is held."""
         pending = self.held + text
         if search:
-            match = find_stop_string(pending, len(pending), self.stops, self.include)
+            match = find_stop_string(pending, len(text), self.stops, self.include)
             if match is not None:
                 stop, cut = match
                 self.held = ""
