@@ -92,3 +92,19 @@ def test_sdk_min_tokens_passes_over_a_stop_string_completed_within_them(client, 
 
     assert answer() == ("Let", " me")
     assert answer(extra_body={"min_tokens": 2}) == ("", "Let me c")
+
+
+def test_sdk_multi_prompt_completion_stream_interleaves_the_prompts(client, stub_engine):
+    # both engine streams run at once (an event every 10 ms): their chunks reach the client as
+    # they come, as vLLM merges them, rather than the second prompt's after the whole first
+    stub_engine.control(outputs=[{"index": 0, "token_ids": TOOL_CALL_IDS, "finish_reason": "stop"}], chunking="one",
+                        delay=0.01)
+    stream = client.completions.create(model=MODEL, prompt=["Hello", "World"], stream=True,
+                                       stream_options={"include_usage": True})
+    chunks = list(stream)
+    order = [c.choices[0].index for c in chunks if c.choices]
+    assert order.index(1) < len(order) - 1 - order[::-1].index(0)
+    texts = ["".join(c.choices[0].text for c in chunks if c.choices and c.choices[0].index == i) for i in (0, 1)]
+    assert texts[0] == texts[1] and texts[0].startswith("Let me check.\n</think>")
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop", "stop"]
+    assert chunks[-1].usage.completion_tokens == 2 * len(TOOL_CALL_IDS)

@@ -1,13 +1,14 @@
 """``POST /v1/completions`` over the engine: one engine request per prompt, as ``vllm serve``.
 
 Choice ``i`` of prompt ``p`` is index ``i + p * n``. Non-streamed answers come from the
-one-shot completion derender; streamed ones are vLLM's ``text_completion`` chunks.
-Streamed prompts are read one after another (every engine request is sent at once).
+one-shot completion derender; streamed ones are vLLM's ``text_completion`` chunks, the
+prompts' engine streams interleaved as they deliver (every engine request is sent at once).
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import aclosing
 from typing import AsyncIterator
 
 import msgspec
@@ -16,7 +17,7 @@ from tokenbridge.derender.completion import derender_completion
 from tokenbridge.gateway.chat import Gathered, gather
 from tokenbridge.gateway.choice import ChoiceText, CompletionChoice
 from tokenbridge.gateway.engine import EngineClient, EngineStreamError
-from tokenbridge.gateway.generation import DONE, Generation
+from tokenbridge.gateway.generation import DONE, Generation, merged_batches
 from tokenbridge.gateway.sse import Streamed, error_event
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol.engine import DerenderCompletionRequest, GenerateChoice, GenerateLogprobs, GenerateResponse
@@ -103,6 +104,20 @@ def _usage(prompt: int, completion: int) -> bytes:
     return _encode({"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion})
 
 
+class _Prompt:
+    """One prompt's engine stream while it is read: its choices and what they have sent."""
+
+    __slots__ = ("index", "gen", "ids", "choices", "sent_prompt", "done")
+
+    def __init__(self, index: int, gen: Generation, prompt_ids: list[int], model: ModelContext, req, n: int) -> None:
+        self.index = index
+        self.gen = gen
+        self.ids = prompt_ids
+        self.choices = [CompletionChoice(i + index * n, model, req, prompt_ids) for i in range(n)]
+        self.sent_prompt = [False] * n
+        self.done = [False] * n
+
+
 async def _events(model: ModelContext, cfg, opened: list[Generation], req, gens: list[dict]) -> AsyncIterator[bytes]:
     n = gens[0]["sampling_params"].get("n") or 1
     opts = req.stream_options or {}
@@ -113,17 +128,14 @@ async def _events(model: ModelContext, cfg, opened: list[Generation], req, gens:
     head = b'data: {"id":%s,"object":"text_completion","created":%d,"model":%s,"choices":[' % (
         _encode(rid), int(time.time()), _encode(req.model or model.served_names[0]))
     texts = _prompt_texts(model, req, gens) if req.echo else None
-    total_prompt = total_completion = 0
     out: list[bytes] = []  # this engine read's events: one write to the client
+    ended: set[int] = set()  # prompts whose engine stream is read no further
     try:
-        for p, (g, gen) in enumerate(zip(opened, gens)):
-            prompt_ids = gen["token_ids"]
-            total_prompt += len(prompt_ids)
-            choices = [CompletionChoice(i + p * n, model, req, prompt_ids) for i in range(n)]
-            sent_prompt = [False] * n
-            done = [False] * n
-            stopped = False
-            async for batch in g.batches():
+        prompts = [_Prompt(p, g, gen["token_ids"], model, req, n) for p, (g, gen) in enumerate(zip(opened, gens))]
+        async with aclosing(merged_batches(opened, ended)) as batches:
+            async for p, batch in batches:
+                pr = prompts[p]
+                prompt_ids, choices, done, sent_prompt = pr.ids, pr.choices, pr.done, pr.sent_prompt
                 for chunk in batch:
                     for c in chunk.choices:
                         i = c.index
@@ -157,18 +169,18 @@ async def _events(model: ModelContext, cfg, opened: list[Generation], req, gens:
                         usage = b',"usage":' + _usage(len(prompt_ids), ch.text.tokens) if continuous else b""
                         out.append(b"%s%s]%s,\"kv_transfer_params\":%s}\n\n" % (head, _encode(body), usage, _encode(kv)))
                     if all(done) and any(ch.text.stopped for ch in choices):
-                        stopped = True
+                        ended.add(p)
                         break
                 if out:
                     yield b"".join(out)
                     out.clear()
-                if stopped:
-                    await g.abort()
-                    break
-            if not all(done):
-                raise EngineStreamError("the engine stream ended before every choice finished")
-            total_completion += sum(ch.text.tokens for ch in choices)
+                if p in ended:
+                    await pr.gen.abort()  # the rest of this engine stream is for nothing
+        if not all(all(pr.done) for pr in prompts):
+            raise EngineStreamError("the engine stream ended before every choice finished")
         if include_usage:
+            total_prompt = sum(len(pr.ids) for pr in prompts)
+            total_completion = sum(ch.text.tokens for pr in prompts for ch in pr.choices)
             out.append(head + b'],"usage":' + _usage(total_prompt, total_completion) + b"}\n\n")
     except EngineStreamError as e:
         out.append(error_event(e.error))

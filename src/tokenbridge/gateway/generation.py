@@ -8,6 +8,7 @@ known before the first byte. Stop strings are ours to apply: the engine gets non
 from __future__ import annotations
 
 import asyncio
+from contextlib import aclosing
 from typing import AsyncIterator
 
 import msgspec
@@ -73,3 +74,37 @@ class Generation:
     async def abort(self) -> None:
         """End the engine request now (a stop string matched): the rest is never read."""
         await self.__aexit__(None, None, None)
+
+
+async def merged_batches(opened: list[Generation], ended: set[int]) -> AsyncIterator[tuple[int, list[GenerateChunk]]]:
+    """``(i, batch)`` from the engine streams ``opened`` as each delivers, as vLLM merges the
+    generators of a multi-prompt completion. One read per stream is in flight, and a stream
+    is read again only once its batch was handled and ``i`` is not in ``ended``, so a slow
+    client still slows every engine read. Use under ``contextlib.aclosing``."""
+    if len(opened) == 1:
+        async with aclosing(opened[0].batches()) as stream:
+            async for batch in stream:
+                yield 0, batch
+                if 0 in ended:
+                    return
+        return
+    streams = [g.batches() for g in opened]
+    reads = {asyncio.ensure_future(anext(it)): i for i, it in enumerate(streams)}
+    try:
+        while reads:
+            done, _ = await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
+            for read in sorted(done, key=reads.__getitem__):
+                i = reads.pop(read)
+                try:
+                    batch = read.result()
+                except StopAsyncIteration:
+                    continue
+                yield i, batch
+                if i not in ended:
+                    reads[asyncio.ensure_future(anext(streams[i]))] = i
+    finally:
+        for read in reads:
+            read.cancel()
+        await asyncio.gather(*reads, return_exceptions=True)
+        for it in streams:
+            await it.aclose()
