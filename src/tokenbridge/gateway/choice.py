@@ -197,9 +197,10 @@ class ChatChoice:
             if not delta:
                 delta = None
         logprobs = None
-        if st.logprobs is not None and not self.hide_metadata:
-            logprobs, _ = chat_logprobs(model.tokenizer, st.logprobs, self.top_limit, self.context)
-        self.context = (self.context + st.token_ids)[-CONTEXT_WINDOW:]
+        if st.logprobs is not None:  # the engine sends them with every chunk or with none
+            if not self.hide_metadata:
+                logprobs, _ = chat_logprobs(model.tokenizer, st.logprobs, self.top_limit, self.context)
+            self.context = (self.context + st.token_ids)[-CONTEXT_WINDOW:]
         reason = st.finish_reason
         if finishing and self.parser is not None:
             reason = chat_finish_reason(reason, self.request.tool_choice, self.parser.calls)
@@ -227,6 +228,6 @@ class CompletionChoice:
             logprobs, _, last = completion_logprobs(model.tokenizer, st.logprobs, self.top_limit, self.context, self.offset)
             if logprobs["tokens"]:
                 end = last
+            self.context = (self.context + st.token_ids)[-CONTEXT_WINDOW:]
         self.offset = end
-        self.context = (self.context + st.token_ids)[-CONTEXT_WINDOW:]
         return st, logprobs
