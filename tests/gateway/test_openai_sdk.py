@@ -108,3 +108,17 @@ def test_sdk_multi_prompt_completion_stream_interleaves_the_prompts(client, stub
     assert texts[0] == texts[1] and texts[0].startswith("Let me check.\n</think>")
     assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop", "stop"]
     assert chunks[-1].usage.completion_tokens == 2 * len(TOOL_CALL_IDS)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_sdk_prompt_logprobs_are_refused_before_the_engine_is_asked(client, stub_engine, stream):
+    # the engine's token stream carries no prompt logprobs: a 400, never an answer without them
+    # (explicit prompt_logprobs with stream=True is vLLM's own 400, from render)
+    before = stub_engine.stats()["requests"]
+    with pytest.raises(openai.BadRequestError) as e:
+        client.completions.create(model=MODEL, prompt="Hello", echo=True, logprobs=1, stream=stream)
+    assert "prompt_logprobs" in str(e.value)
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(model=MODEL, messages=MESSAGES, extra_body={"prompt_logprobs": 2})
+    assert "the engine's token stream does not carry prompt logprobs" in str(e.value)
+    assert stub_engine.stats()["requests"] == before

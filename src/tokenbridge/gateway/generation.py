@@ -15,6 +15,7 @@ import msgspec
 
 from tokenbridge.gateway.engine import EngineClient, EngineStream
 from tokenbridge.protocol.engine import GenerateChunk
+from tokenbridge.protocol.errors import bad_request
 
 PASSED_HEADERS = (b"traceparent", b"tracestate")
 SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
@@ -34,6 +35,12 @@ class Generation:
     """``async with Generation(...) as g: async for batch in g.batches()``; leaving early aborts."""
 
     def __init__(self, engine: EngineClient, gen: dict, client_headers: dict[bytes, bytes]) -> None:
+        if gen["sampling_params"].get("prompt_logprobs") is not None:
+            # vLLM's token stream (serve_tokens_stream_generator) never sends them: a 400
+            # rather than an answer that lacks them.
+            raise bad_request(
+                "prompt_logprobs (also asked for by echo with logprobs) cannot be served with --engine-url: "
+                "the engine's token stream does not carry prompt logprobs", "prompt_logprobs")
         self.engine = engine
         self.gen = gen
         xrid = client_headers.get(b"x-request-id")
