@@ -1,5 +1,5 @@
 """``/metrics`` of a 2-worker server counts every request whichever worker answered, with buckets,
-under vLLM's metric names and tokenbridge's own."""
+under vLLM's metric names and tokenbridge's own; totals kept in process expose as prometheus_client's."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import signal
 import threading
 import urllib.request
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_workers import _children, _post, _start
+
+from tokenbridge.server.metrics import Metrics
 
 
 def _scrape(port: int) -> dict[str, float]:
@@ -82,3 +87,49 @@ def test_derender_tokens_are_counted():
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(15)
+
+
+def _exposition(m: Metrics) -> dict[str, float]:
+    from prometheus_client import generate_latest
+
+    out = {}
+    for line in generate_latest(m.registry).decode().splitlines():
+        name, value = line.rsplit(" ", 1)
+        if line.startswith("#"):
+            out[line] = 0.0
+        elif "_created" not in name:  # when the series began: differs by design
+            out[name] = float(value)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(
+    st.sampled_from(["GET", "POST"]), st.sampled_from(["/tokenize", "/v1/chat/completions/render", "none"]),
+    st.sampled_from([200, 400, 404, 413, 500]),
+    st.one_of(st.sampled_from([0.0005, 0.001, 0.01, 0.1, 0.5, 1.0, 60.0, 61.0]), st.floats(0, 100)),
+    st.integers(0, 1 << 20), st.integers(0, 1 << 20),
+), max_size=30))
+def test_totals_flushed_later_expose_as_observing_each_request(answers):
+    """The in-process totals give prometheus_client's own exposition of the same requests
+    (bucket edges included), so batching changes no number."""
+    batched, direct = Metrics(), Metrics()
+    for method, route, status, seconds, size_in, size_out in answers:
+        batched.observe(method, route, status, seconds, size_in, size_out)
+        direct.requests.labels(method, f"{status // 100}xx", route).inc()
+        direct.request_size.labels(route).observe(size_in)
+        direct.response_size.labels(route).observe(size_out)
+        direct.highr.observe(seconds)
+        direct.duration.labels(method, route).observe(seconds)
+        direct.latency.labels(route).observe(seconds)
+        if status >= 400:
+            direct.errors.labels(route, str(status)).inc()
+    batched.cache_lookup("prompt_memo", 2, 1)
+    direct.cache.labels("prompt_memo", "hit").inc(2)
+    direct.cache.labels("prompt_memo", "miss").inc(1)
+    batched.tokens("/tokenize", rendered=7)
+    direct.tokens_rendered.labels("/tokenize").inc(7)
+    batched.flush()
+    got, want = _exposition(batched), _exposition(direct)
+    assert got.keys() == want.keys()
+    for name, value in want.items():  # sums are added in another order
+        assert got[name] == (pytest.approx(value) if "_sum" in name else value), name

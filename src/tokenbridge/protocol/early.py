@@ -214,8 +214,10 @@ _RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema", "structural_tag"
 
 def check_stop_count(stop: Any, loc: str) -> None:
     """At most ``VLLM_MAX_STOP_STRINGS`` stop strings."""
+    if not isinstance(stop, list):
+        return
     limit = int(os.environ.get("VLLM_MAX_STOP_STRINGS", "4"))
-    if isinstance(stop, list) and len(stop) > limit:
+    if len(stop) > limit:
         raise validation_error(loc, "too_long", f"List should have at most {limit} items after validation, not {len(stop)}")
 
 

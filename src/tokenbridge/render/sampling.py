@@ -7,6 +7,7 @@ same key set, in the struct's field order, so the engine sees exactly what vLLM 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tokenbridge.protocol.errors import bad_request
@@ -88,22 +89,22 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
     Greedy sampling resets top_p/top_k/min_p to the struct's own default objects, which
     omit-defaults then drops; prompt logprobs turn off prefix-cache reads.
     """
-    values = dict(values)
     verify(values)
+    derived: dict[str, Any] = {"skip_reading_prefix_cache": values.get("prompt_logprobs") is not None}
     if values.get("seed") == -1:  # SamplingParams: -1 means no seed
-        values["seed"] = None
+        derived["seed"] = None
     if values.get("temperature", 1.0) < _SAMPLING_EPS:
         for name in _GREEDY_RESET:
-            values.pop(name, None)
-    values["skip_reading_prefix_cache"] = values.get("prompt_logprobs") is not None
+            derived[name] = _UNSET
     stop = values.get("stop")
     if stop and not values.get("include_stop_str_in_output"):  # held back to cut a stop string
-        values["output_text_buffer_length"] = max(len(s) for s in stop) - 1
+        derived["output_text_buffer_length"] = max(len(s) for s in stop) - 1
+    values = {**values, **derived}
     out = {}
     for name, default, rule in _RULES:
-        if name not in values:
+        value = values.get(name, _UNSET)
+        if value is _UNSET:
             continue
-        value = values[name]
         if rule == _DROP_NONE:
             if value is None:
                 continue
@@ -117,10 +118,11 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_UNSET = object()  # a field left out of ``SamplingParams(...)``: its default, then omitted
+
+
 def verify(values: dict[str, Any]) -> None:
     """The rest of ``SamplingParams.__post_init__``'s checks, on the final values."""
-    import math
-
     temperature = values.get("temperature", 1.0)
     if not math.isfinite(temperature):
         raise bad_request(f"temperature must be a finite number, got {temperature}.", "temperature", temperature)

@@ -129,6 +129,8 @@ class App:
             ))
             self.post_routes = {**POST_ROUTES, **ENGINE_ROUTES}
         self._auth = {f"Bearer {k}".encode() for k in cfg.api_keys}
+        self._log_requests = cfg.access is not None and cfg.access.requests
+        self._routes_seen: dict[str, str] = {}  # request path -> its metrics route label
         self._docs: dict[str, bytes] = {}
 
     def _run_heavy(self, handler: Handler, request: "Request"):
@@ -137,6 +139,7 @@ class App:
         return asyncio.get_running_loop().run_in_executor(self._pool, handler, request)
 
     async def __call__(self, scope, receive, send) -> None:
+        """The ASGI entry (``TOKENBRIDGE_HTTP=uvicorn``): read the body, then ``answer``."""
         if scope["type"] == "lifespan":
             while True:
                 msg = await receive()
@@ -150,8 +153,18 @@ class App:
         path = scope["path"]
         method = scope["method"]
         t0 = time.perf_counter()
-        status, headers, payload = await self._handle(scope, receive, method, path)
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        headers = dict(scope["headers"])
+        chunks, size = [], 0
+        while size <= self.cfg.max_body_bytes:  # past the limit ``answer`` says 413
+            msg = await receive()
+            part = msg.get("body", b"")
+            size += len(part)
+            chunks.append(part)
+            if not msg.get("more_body"):
+                break
+        result = self.answer(method, path, headers, b"".join(chunks))
+        status, out_headers, payload = result if type(result) is tuple else await result
+        await send({"type": "http.response.start", "status": status, "headers": out_headers})
         if isinstance(payload, Streamed):
             try:
                 async for piece in payload.chunks:
@@ -160,50 +173,78 @@ class App:
                 await payload.chunks.aclose()
             payload = b""
         await send({"type": "http.response.body", "body": payload})
-        self.observe(method, path, status, time.perf_counter() - t0, 0, len(payload))
+        self.observe(method, path, status, time.perf_counter() - t0, size, len(payload))
 
     def observe(self, method: str, path: str, status: int, seconds: float, size_in: int, size_out: int) -> None:
         """After each answer: metrics, and the access line when ``--enable-log-requests``."""
-        route, root = path, self.cfg.root_path
-        if root and path.startswith(root):
-            route = path[len(root):] or "/"
-        if route not in self.post_routes and route not in GET_ROUTES and route not in _DOC_ROUTES and route != "/metrics":
-            route = "none"  # unknown paths share one label, as vLLM's instrumentator groups them
+        route = self._routes_seen.get(path)
+        if route is None:
+            route = self._metrics_route(path)
+            if len(self._routes_seen) < 256:
+                self._routes_seen[path] = route
         self.metrics.observe(method, route, status, seconds, size_in, size_out)
-        access = self.cfg.access
-        if access is not None and access.requests:
+        if self._log_requests:
             log.info('"%s %s" %d %.1fms', method, path, status, seconds * 1000,
                      extra={"method": method, "path": path, "status": status, "ms": round(seconds * 1000, 3)})
 
-    async def _handle(self, scope, receive, method: str, path: str):
-        """Root path, CORS, request ids and error logs around ``_dispatch``."""
+    def _metrics_route(self, path: str) -> str:
+        """The route label of ``path``: unknown paths share one, as vLLM's instrumentator groups them."""
+        root = self.cfg.root_path
+        route = path[len(root):] or "/" if root and path.startswith(root) else path
+        if route in self.post_routes or route in GET_ROUTES or route in _DOC_ROUTES or route == "/metrics":
+            return route
+        return "none"
+
+    def answer(self, method: str, path: str, headers: dict[bytes, bytes], body: bytes):
+        """One request: ``(status, headers, payload)``, or an awaitable of it when the handler
+        suspends (the engine, a body handled on a thread); the server runs that on a task.
+        Root path, CORS, request ids and error logs are here, around ``_route``."""
         cfg = self.cfg
         if cfg.root_path and path.startswith(cfg.root_path):
             path = path[len(cfg.root_path):] or "/"
         origin = None
         if cfg.cors_origins:
-            hd = dict(scope["headers"])
-            origin = hd.get(b"origin")
-            if origin is not None and method == "OPTIONS" and b"access-control-request-method" in hd:
-                return self._preflight(origin, hd)
-        self.metrics.in_flight.inc()
+            origin = headers.get(b"origin")
+            if origin is not None and method == "OPTIONS" and b"access-control-request-method" in headers:
+                return self._preflight(origin, headers)
+        metrics = self.metrics
+        metrics.in_flight += 1
         try:
-            status, headers, payload = await self._route(scope, receive, method, path)
+            result = self._route(method, path, headers, body)
+        except BaseException:
+            metrics.in_flight -= 1
+            raise
+        if type(result) is tuple:
+            metrics.in_flight -= 1
+            if result[0] >= 400 or cfg.request_id_headers or origin is not None:
+                return self._decorate(result, method, path, headers, origin)
+            return result
+        return self._answer_later(result, method, path, headers, origin)
+
+    async def _answer_later(self, pending: Awaitable, method: str, path: str, headers: dict, origin):
+        try:
+            result = await pending
         finally:
-            self.metrics.in_flight.dec()
+            self.metrics.in_flight -= 1
+        return self._decorate(result, method, path, headers, origin)
+
+    def _decorate(self, result, method: str, path: str, headers: dict, origin):
+        """The error log line, ``X-Request-Id`` and CORS headers of an answer."""
+        status, out, payload = result
+        cfg = self.cfg
         rid = None
         if status >= 400 or cfg.request_id_headers:
-            rid = dict(scope["headers"]).get(b"x-request-id") or secrets.token_hex(16).encode()
+            rid = headers.get(b"x-request-id") or secrets.token_hex(16).encode()
         if status >= 400:
             detail = payload[:500].decode("utf-8", "replace")
             level = 40 if status >= 500 else 20
             log.log(level, "request %s: %s %s -> %d %s", rid.decode("latin-1"), method, path, status, detail,
                     extra={"request_id": rid.decode("latin-1"), "method": method, "path": path, "status": status})
         if cfg.request_id_headers:
-            headers = [*headers, (b"x-request-id", rid)]
+            out = [*out, (b"x-request-id", rid)]
         if origin is not None and self._origin_allowed(origin):
-            headers = [*headers, *self._cors_headers(origin)]
-        return status, headers, payload
+            out = [*out, *self._cors_headers(origin)]
+        return status, out, payload
 
     def _origin_allowed(self, origin: bytes) -> bool:
         return "*" in self.cfg.cors_origins or origin.decode("latin-1") in self.cfg.cors_origins
@@ -251,9 +292,9 @@ class App:
             self._docs["/docs"] = openapi.docs_page(self.cfg.root_path + "/openapi.json")
         return self._docs[path]
 
-    async def _route(self, scope, receive, method: str, path: str):
+    def _route(self, method: str, path: str, headers: dict[bytes, bytes], body: bytes):
         if path == "/metrics" and method == "GET":
-            return 200, [*_TEXT, _VARY], self.metrics.render()
+            return self._scrape()
         if path in _DOC_ROUTES and self.cfg.docs and method in ("GET", "HEAD"):
             ctype = b"application/json" if path == "/openapi.json" else b"text/html; charset=utf-8"
             return 200, [(b"content-type", ctype), _VARY], self._doc(path)
@@ -264,68 +305,67 @@ class App:
             if known:
                 return 405, [*_JSON, _VARY], b'{"detail":"Method Not Allowed"}'
             return 404, [*_JSON, _VARY], b'{"detail":"Not Found"}'
-        headers = dict(scope["headers"])
-        body = b""
         try:
             if self._auth and path not in _NO_AUTH:
                 if headers.get(b"authorization", b"") not in self._auth:
                     return 401, [*_JSON, _VARY], b'{"error":"Unauthorized"}'
-            body = b""
             if method == "POST":
-                body = await self._read_body(receive, headers)
+                limit = self.cfg.max_body_bytes
+                declared = headers.get(b"content-length")
+                if len(body) > limit or declared is not None and declared.isdigit() and int(declared) > limit:
+                    raise ApiError(f"Request body exceeds the limit of {limit} bytes.", 413, "RequestEntityTooLarge")
                 if path not in ("/invocations", "/ping"):
-                    ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-                    if ctype != b"application/json":
+                    ctype = headers.get(b"content-type", b"")
+                    if ctype != b"application/json" and ctype.split(b";")[0].strip().lower() != b"application/json":
                         raise ApiError(
                             "1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed",
                             400,
                             "Bad Request",
                         )
+            else:
+                body = b""
             request = Request(body, headers, self.model, self.cfg, self.engine)
             if len(body) >= OFFLOAD_BODY_BYTES:
-                result = await self._run_heavy(handler, request)
-            else:
-                result = handler(request)
-            if isinstance(result, Awaitable):
-                result = await result
-            self._count_tokens(path, request, result)
-            if result is None:
-                return 200, [_VARY], b""
-            if isinstance(result, Streamed):
-                return 200, [*SSE_HEADERS, _VARY], result
-            if isinstance(result, bytes):
-                return 200, [*_JSON, _VARY], result
-            return 200, [*_JSON, _VARY], _encode(result)
-        except lax.BodyParseError:
+                return self._result_later(path, request, self._run_heavy(handler, request))
+            result = handler(request)
+            if hasattr(type(result), "__await__"):
+                return self._result_later(path, request, result)
+            return self._result(path, request, result)
+        except Exception as e:
+            return self._error(e, body)
+
+    async def _result_later(self, path: str, request: "Request", pending: Awaitable):
+        try:
+            return self._result(path, request, await pending)
+        except Exception as e:
+            return self._error(e, request.body)
+
+    async def _scrape(self):
+        return 200, [*_TEXT, _VARY], await self.metrics.render()
+
+    def _result(self, path: str, request: "Request", result: Any):
+        self._count_tokens(path, request, result)
+        if result is None:
+            return 200, [_VARY], b""
+        if isinstance(result, Streamed):
+            return 200, [*SSE_HEADERS, _VARY], result
+        if isinstance(result, bytes):
+            return 200, [*_JSON, _VARY], result
+        return 200, [*_JSON, _VARY], _encode(result)
+
+    def _error(self, e: Exception, body: bytes):
+        """An exception as the error envelope: ours as they say, a bug as a 500."""
+        if isinstance(e, lax.BodyParseError):
             return 400, [*_JSON, _VARY], lax.BodyParseError.BODY
-        except ApiError as e:
+        if isinstance(e, ApiError):
             try:
                 return e.status, [*_JSON, _VARY], _encode(e.envelope())
             except UnicodeError:  # a lone surrogate echoed in the message: vLLM fails with a 400
                 err = ApiError(e.message.encode("utf-8", "replace").decode())
                 return 400, [*_JSON, _VARY], _encode(err.envelope())
-        except Exception as e:
-            if isinstance(e, (UnicodeError, OverflowError)) or _LONE_SURROGATE.search(body):
-                # vLLM fails the same way on lone surrogates (tokenizer, UTF-8 encoding): a 400
-                err = ApiError(str(e).encode("utf-8", "replace").decode())
-            else:  # a bug must still answer in the envelope
-                err = ApiError(f"{type(e).__name__}: {e}", 500, "InternalServerError")
-            return err.status, [*_JSON, _VARY], _encode(err.envelope())
-
-    async def _read_body(self, receive, headers) -> bytes:
-        limit = self.cfg.max_body_bytes
-        declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise ApiError(f"Request body exceeds the limit of {limit} bytes.", 413, "RequestEntityTooLarge")
-        chunks = []
-        size = 0
-        while True:
-            msg = await receive()
-            part = msg.get("body", b"")
-            size += len(part)
-            if size > limit:
-                raise ApiError(f"Request body exceeds the limit of {limit} bytes.", 413, "RequestEntityTooLarge")
-            chunks.append(part)
-            if not msg.get("more_body"):
-                break
-        return b"".join(chunks)
+        if isinstance(e, (UnicodeError, OverflowError)) or _LONE_SURROGATE.search(body):
+            # vLLM fails the same way on lone surrogates (tokenizer, UTF-8 encoding): a 400
+            err = ApiError(str(e).encode("utf-8", "replace").decode())
+        else:  # a bug must still answer in the envelope
+            err = ApiError(f"{type(e).__name__}: {e}", 500, "InternalServerError")
+        return err.status, [*_JSON, _VARY], _encode(err.envelope())

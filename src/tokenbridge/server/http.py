@@ -2,8 +2,9 @@
 
 Why not uvicorn: for a request that costs ~0.3 ms of handler time, uvicorn's ASGI machinery
 (scope dicts, receive/send messages, a task per request) costs as much again. This server calls
-``App._handle`` directly and runs it to completion without a task when it does not suspend,
-which is every request below the app's ``OFFLOAD_BODY_BYTES``. Behaviour kept from uvicorn: keep-alive,
+``App.answer`` directly with the parsed headers and body: a request whose handler does not
+suspend (every one below the app's ``OFFLOAD_BODY_BYTES`` without an engine) is answered
+without a coroutine or a task. Behaviour kept from uvicorn: keep-alive,
 pipelined requests answered in order, Content-Length and chunked request bodies,
 ``Expect: 100-continue``, a 413 from the headers before an oversized body is read (then the
 connection closes), HEAD without a body, 400 on malformed HTTP, graceful SIGTERM/SIGINT.
@@ -54,6 +55,8 @@ def _plain_close(status: int, text: bytes) -> bytes:
     )
 
 
+_STATUS_LINES = {status: b"HTTP/1.1 %d %s\r\n" % (status, reason) for status, reason in _REASONS.items()}
+_METHODS = {m.encode(): m for m in ("GET", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH")}
 _BAD_REQUEST = _plain_close(400, b"Invalid HTTP request received.")
 _TIMEOUT = _plain_close(408, b"Request timed out.")
 _HEADERS_TOO_LARGE = _plain_close(431, b"Request headers are too large.")
@@ -85,7 +88,7 @@ class _Date:
 class _Request:
     __slots__ = ("method", "path", "headers", "chunks", "size", "too_large", "keep_alive")
 
-    def __init__(self, method: str, path: str, headers: list) -> None:
+    def __init__(self, method: str, path: str, headers: dict[bytes, bytes]) -> None:
         self.method = method
         self.path = path
         self.headers = headers
@@ -107,11 +110,15 @@ class HttpProtocol(asyncio.Protocol):
         self.queue: collections.deque[_Request] = collections.deque()
         self.current: _Request | None = None  # being parsed
         self.url = b""
-        self.headers: list = []
+        self.headers: dict[bytes, bytes] = {}
         self.header_bytes = 0
         self.busy = False  # a request is being answered asynchronously
         self.closing = False
-        self.deadline: asyncio.TimerHandle | None = None
+        # The current phase's deadline (loop time; None: none), and one timer that fires at or
+        # before it: a phase sets a number, and the timer, when early, re-arms for the deadline.
+        self.deadline: float | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0
         self.phase = "idle"  # idle | headers | body | answering | stalled (answers unread)
         self.rejected = False  # an oversized body: answered, the rest is never read
         self.task: asyncio.Task | None = None  # the request answered asynchronously, if any
@@ -139,8 +146,10 @@ class HttpProtocol(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         self.closing = True
         self.server.connections.pop(self, None)
-        if self.deadline is not None:
-            self.deadline.cancel()
+        self.deadline = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         if self.task is not None and not self.task.done():
             self.task.cancel()  # the client is gone: a gateway request aborts its engine request
         self._release_writer()
@@ -154,11 +163,27 @@ class HttpProtocol(asyncio.Protocol):
     def _enter(self, phase: str, seconds: float | None) -> None:
         """Start a phase with a fixed deadline (None: no deadline); bytes never move it."""
         self.phase = phase
-        if self.deadline is not None:
-            self.deadline.cancel()
+        if seconds is None:
             self.deadline = None
-        if seconds is not None:
-            self.deadline = self.server.loop.call_later(seconds, self._expired)
+            return
+        loop = self.server.loop
+        self.deadline = deadline = loop.time() + seconds
+        if self.timer is None or self.timer_at > deadline:
+            if self.timer is not None:
+                self.timer.cancel()
+            self.timer_at = deadline
+            self.timer = loop.call_at(deadline, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self.timer = None
+        deadline = self.deadline
+        if deadline is None or self.closing:
+            return
+        if deadline > self.server.loop.time():  # a later phase began since: wait for its deadline
+            self.timer_at = deadline
+            self.timer = self.server.loop.call_at(deadline, self._timer_fired)
+            return
+        self._expired()
 
     def _expired(self) -> None:
         self.deadline = None
@@ -244,35 +269,36 @@ class HttpProtocol(asyncio.Protocol):
     def on_message_begin(self) -> None:
         self.in_message = True
         self.url = b""
-        self.headers = []
+        self.headers = {}
         self.header_bytes = 0
         self._enter("headers", self.server.limits.header_timeout_s)
 
-    def _count_header_bytes(self, n: int) -> None:
-        self.header_bytes += n
+    def on_url(self, url: bytes) -> None:
+        self.header_bytes += len(url)
         if self.header_bytes > MAX_HEADER_BYTES:
             raise _HeadersTooLarge
-
-    def on_url(self, url: bytes) -> None:
-        self._count_header_bytes(len(url))
         self.url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._count_header_bytes(len(name) + len(value) + 4)
-        self.headers.append((name.lower(), value))
+        self.header_bytes += len(name) + len(value) + 4
+        if self.header_bytes > MAX_HEADER_BYTES:
+            raise _HeadersTooLarge
+        self.headers[name.lower()] = value  # a repeated header: the last one, as dict() of the list
 
     def on_headers_complete(self) -> None:
         self._enter("body", self.server.limits.body_timeout_s)
-        raw_path = httptools.parse_url(self.url).path
-        req = _Request(self.parser.get_method().decode("ascii"), unquote(raw_path.decode("ascii")), self.headers)
+        paths = self.server.paths
+        path = paths.get(self.url)
+        if path is None:
+            path = unquote(httptools.parse_url(self.url).path.decode("ascii"))
+            if len(paths) < 256:
+                paths[self.url] = path
+        req = _Request(_METHODS.get(self.parser.get_method()) or self.parser.get_method().decode("ascii"), path,
+                       self.headers)
         self.current = req
-        declared = None
-        expect = False
-        for name, value in self.headers:
-            if name == b"content-length":
-                declared = value
-            elif name == b"expect" and value.lower() == b"100-continue":
-                expect = True
+        headers = self.headers
+        declared = headers.get(b"content-length")
+        expect = b"expect" in headers and headers[b"expect"].lower() == b"100-continue"
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             # Answer now (the app's 413 comes from the header) and never read the body.
             self._reject(req)
@@ -315,14 +341,15 @@ class HttpProtocol(asyncio.Protocol):
         while self.queue and not self.busy and not self.write_paused and not self.transport.is_closing():
             req = self.queue.popleft()
             t0 = time.perf_counter()
-            coro = self._answer(req)
-            try:
-                yielded = coro.send(None)
-            except StopIteration as stop:
-                self._respond(req, stop.value, t0)
+            chunks, req.chunks = req.chunks, []
+            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            result = self.app.answer(req.method, req.path, req.headers, body)
+            del chunks, body
+            if type(result) is tuple:
+                self._respond(req, result, t0)
                 continue
             self.busy = True
-            self.task = self.server.loop.create_task(self._finish(req, coro, yielded, t0))
+            self.task = self.server.loop.create_task(self._finish(req, result, t0))
             return
         if self.busy or self.queue or self.closing:
             return
@@ -338,30 +365,10 @@ class HttpProtocol(asyncio.Protocol):
             if self.server.stopping:
                 self.close()
 
-    async def _finish(self, req: _Request, coro, yielded, t0: float) -> None:
-        """Drive a suspended ``_answer`` the way a task would: wait, then resume it."""
+    async def _finish(self, req: _Request, pending, t0: float) -> None:
+        """Await an answer that suspends; a cancelled task (the client left) cancels it."""
         try:
-            while True:
-                cancelled = None  # this task was cancelled (the client left): tell the coroutine
-                if yielded is None:
-                    try:
-                        await asyncio.sleep(0)
-                    except asyncio.CancelledError as e:
-                        cancelled = e
-                else:
-                    yielded._asyncio_future_blocking = False  # as a task resets it
-                    try:
-                        await yielded
-                    except asyncio.CancelledError as e:
-                        if not yielded.cancelled():  # else the coroutine sees it on resume
-                            cancelled = e
-                    except BaseException:  # the coroutine sees the outcome on resume
-                        pass
-                try:
-                    yielded = coro.send(None) if cancelled is None else coro.throw(cancelled)
-                except StopIteration as stop:
-                    result = stop.value
-                    break
+            result = await pending
         except BaseException:
             self.close()
             raise
@@ -370,19 +377,9 @@ class HttpProtocol(asyncio.Protocol):
             self._respond(req, result, t0)
             self._drain()
 
-    async def _answer(self, req: _Request):
-        body = b"".join(req.chunks)
-        req.chunks = []
-
-        async def receive() -> dict:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        scope = {"headers": req.headers}
-        return await self.app._handle(scope, receive, req.method, req.path)
-
     def _respond(self, req: _Request, result, t0: float) -> None:
         status, headers, payload = result
-        out = [b"HTTP/1.1 ", str(status).encode(), b" ", _REASONS.get(status, b""), b"\r\n", _Date.get()]
+        out = [_STATUS_LINES.get(status) or b"HTTP/1.1 %d %s\r\n" % (status, _REASONS.get(status, b"")), _Date.get()]
         for name, value in headers:
             out += (name, b": ", value, b"\r\n")
         keep = req.keep_alive and not self.server.stopping
@@ -482,6 +479,7 @@ class Server:
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         # Open connections, oldest first (a dict keeps insertion order).
         self.connections: dict[HttpProtocol, None] = {}
+        self.paths: dict[bytes, str] = {}  # request targets seen -> their unquoted path
         self.stopping = False
 
     def admit(self, conn: HttpProtocol) -> bool:

@@ -10,10 +10,13 @@ vLLM's render server's (``http_requests_total``, ``http_request_duration_seconds
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
+import threading
 import time
+from bisect import bisect_left
 
 _MULTIPROC = "PROMETHEUS_MULTIPROC_DIR"
 # vLLM's (prometheus-fastapi-instrumentator's) buckets, then ours for sub-millisecond routes.
@@ -46,6 +49,18 @@ def remove_shared(path: str) -> None:
 
 
 class Metrics:
+    """The counters, summaries and histograms above, observed off the request path.
+
+    A request adds to plain in-process totals (one dict lookup and a bisect; prometheus_client
+    costs ~10 µs a request in locks and label lookups, as much as a short render). The totals
+    go into the prometheus_client metrics when ``/metrics`` is scraped and, with workers, at
+    most ``FLUSH_S`` after a request (a timer on the event loop), so any worker's scrape, which
+    waits ``SETTLE_S`` first, sees every request answered before it began.
+    """
+
+    FLUSH_S = 0.05
+    SETTLE_S = 0.1
+
     def __init__(self) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Summary
 
@@ -71,47 +86,104 @@ class Metrics:
                              "(hit, miss).", ("cache", "result"), registry=reg)
         self.errors = Counter("tokenbridge_errors_total", "Answers with an error status, by route and status.",
                               ("route", "status"), registry=reg)
-        self.in_flight = Gauge("tokenbridge_requests_in_flight", "Requests being answered.",
-                               multiprocess_mode="livesum", registry=reg)
+        self.in_flight_gauge = Gauge("tokenbridge_requests_in_flight", "Requests being answered.",
+                                     multiprocess_mode="livesum", registry=reg)
+        self.in_flight = 0  # requests being answered now (the gauge takes it at each flush)
         self.start = time.time()
+        # Not yet flushed: (method, route, status) -> [count, seconds, bytes in, bytes out, per-bucket counts]
+        self._answers: dict[tuple[str, str, int], list] = {}
+        self._counts: dict[tuple[str, str, str], int] = {}  # (kind, label, label) -> amount (any thread)
+        self._lock = threading.Lock()
+        self._flush_due = False
 
     def observe(self, method: str, path: str, status: int, seconds: float, size_in: int, size_out: int) -> None:
         if path in _NOT_COUNTED:
             return
-        self.requests.labels(method, f"{status // 100}xx", path).inc()
-        self.request_size.labels(path).observe(size_in)
-        self.response_size.labels(path).observe(size_out)
-        self.highr.observe(seconds)
-        self.duration.labels(method, path).observe(seconds)
-        self.latency.labels(path).observe(seconds)
-        if status >= 400:
-            self.errors.labels(path, str(status)).inc()
+        key = (method, path, status)
+        row = self._answers.get(key)
+        if row is None:
+            row = self._answers[key] = [0, 0.0, 0, 0, [0] * (len(_BOUNDS) + 1)]
+        row[0] += 1
+        row[1] += seconds
+        row[2] += size_in
+        row[3] += size_out
+        row[4][bisect_left(_BOUNDS, seconds)] += 1
+        if self.multiprocess and not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(self.FLUSH_S, self.flush)
+
+    def _count(self, key: tuple[str, str, str], n: int) -> None:
+        with self._lock:  # the heavy-request threads count cache lookups too
+            self._counts[key] = self._counts.get(key, 0) + n
 
     def cache_lookup(self, cache: str, hits: int, misses: int) -> None:
         if hits:
-            self.cache.labels(cache, "hit").inc(hits)
+            self._count(("cache", cache, "hit"), hits)
         if misses:
-            self.cache.labels(cache, "miss").inc(misses)
+            self._count(("cache", cache, "miss"), misses)
 
     def tokens(self, path: str, rendered: int = 0, derendered: int = 0) -> None:
         if rendered:
-            self.tokens_rendered.labels(path).inc(rendered)
+            self._count(("rendered", path, ""), rendered)
         if derendered:
-            self.tokens_derendered.labels(path).inc(derendered)
+            self._count(("derendered", path, ""), derendered)
 
-    def render(self) -> bytes:
+    def flush(self) -> None:
+        """Move the in-process totals into the prometheus_client metrics (in multiprocess mode,
+        the shared files)."""
+        self._flush_due = False
+        answers, self._answers = self._answers, {}
+        with self._lock:
+            counts, self._counts = self._counts, {}
+        for (method, route, status), (n, seconds, size_in, size_out, buckets) in answers.items():
+            self.requests.labels(method, f"{status // 100}xx", route).inc(n)
+            if status >= 400:
+                self.errors.labels(route, str(status)).inc(n)
+            for summary, size in ((self.request_size, size_in), (self.response_size, size_out)):
+                child = summary.labels(route)
+                child._count.inc(n)
+                child._sum.inc(size)
+            for hist, to_own in ((self.highr, _TO_HIGHR), (self.duration.labels(method, route), _TO_FEW),
+                                 (self.latency.labels(route), _TO_FINE)):
+                hist._sum.inc(seconds)
+                for i, c in enumerate(buckets):
+                    if c:
+                        hist._buckets[to_own[i]].inc(c)
+        for (kind, a, b), n in counts.items():
+            if kind == "cache":
+                self.cache.labels(a, b).inc(n)
+            elif kind == "rendered":
+                self.tokens_rendered.labels(a).inc(n)
+            else:
+                self.tokens_derendered.labels(a).inc(n)
+        self.in_flight_gauge.set(self.in_flight)
+
+    async def render(self) -> bytes:
         from prometheus_client import generate_latest
 
+        self.flush()
         if not self.multiprocess:
             from prometheus_client import REGISTRY
 
             return generate_latest(self.registry) + generate_latest(REGISTRY)
+        await asyncio.sleep(self.SETTLE_S)  # the other workers' last requests reach the files
+        self.flush()
         from prometheus_client import CollectorRegistry, multiprocess
 
         reg = CollectorRegistry()
         multiprocess.MultiProcessCollector(reg)
         reg.register(_FleetProcessCollector(os.environ[_MULTIPROC]))
         return generate_latest(reg)
+
+
+def _bucket_map(own: tuple[float, ...]) -> tuple[int, ...]:
+    """For each bucket of ``_BOUNDS`` (all the histograms' bounds together), the bucket of a
+    histogram with bounds ``own`` (then +Inf) that its values fall into."""
+    return tuple(bisect_left(own, b) for b in _BOUNDS) + (len(own),)
+
+
+_BOUNDS = tuple(sorted(set(_VLLM_FEW) | set(_VLLM_HIGHR) | set(_FINE)))
+_TO_FEW, _TO_HIGHR, _TO_FINE = _bucket_map(_VLLM_FEW), _bucket_map(_VLLM_HIGHR), _bucket_map(_FINE)
 
 
 class _FleetProcessCollector:

@@ -207,7 +207,7 @@ def switch_backend(app: App, background: bool) -> str:
 
 def run_bare(app: App, host: str, port: int, sock: socket.socket | None = None, tls=None,
              grace_s: float = DEFAULT_GRACE_S) -> None:
-    """The bare httptools server: no ASGI layer between the socket and ``App._handle``."""
+    """The bare httptools server: no ASGI layer between the socket and ``App.answer``."""
     from tokenbridge.server import http
 
     http.run(app, host, port, sock, tls, grace_s)

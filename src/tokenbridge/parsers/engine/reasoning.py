@@ -126,20 +126,20 @@ class MarkerLexer:
         return -1
 
 
-_PER_VOCAB: dict[tuple[str, MarkerFormat, int], tuple[Any, Any]] = {}
+_PER_VOCAB: dict[tuple[str, int, int], tuple[Any, MarkerFormat, Any]] = {}
 
 
 def per_vocab(kind: str, fmt: MarkerFormat, vocab: Any, build: Callable[[MarkerFormat, Any], Any]) -> Any:
     """``build(fmt, vocab)``, memoized per format and tokenizer. The entry holds the tokenizer
-    it was built from, so a recycled ``id`` never returns another tokenizer's tables."""
-    key = (kind, fmt, id(vocab))
+    and format it was built from, so a recycled ``id`` never returns another one's tables."""
+    key = (kind, id(fmt), id(vocab))  # by identity: a format's dataclass hash costs a microsecond
     hit = _PER_VOCAB.get(key)
-    if hit is not None and hit[0] is vocab:
-        return hit[1]
+    if hit is not None and hit[0] is vocab and hit[1] is fmt:
+        return hit[2]
     if len(_PER_VOCAB) >= 256:
         _PER_VOCAB.clear()
     value = build(fmt, vocab)
-    _PER_VOCAB[key] = (vocab, value)
+    _PER_VOCAB[key] = (vocab, fmt, value)
     return value
 
 
