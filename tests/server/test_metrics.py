@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_workers import _children, _post, _start
 
+from tokenbridge.model.lru import BoundedLRU
 from tokenbridge.server.metrics import Metrics
 
 
@@ -93,7 +94,7 @@ def _exposition(m: Metrics) -> dict[str, float]:
     from prometheus_client import generate_latest
 
     out = {}
-    for line in generate_latest(m.registry).decode().splitlines():
+    for line in generate_latest(m.prom.registry).decode().splitlines():
         name, value = line.rsplit(" ", 1)
         if line.startswith("#"):
             out[line] = 0.0
@@ -115,19 +116,21 @@ def test_totals_flushed_later_expose_as_observing_each_request(answers):
     batched, direct = Metrics(), Metrics()
     for method, route, status, seconds, size_in, size_out in answers:
         batched.observe(method, route, status, seconds, size_in, size_out)
-        direct.requests.labels(method, f"{status // 100}xx", route).inc()
-        direct.request_size.labels(route).observe(size_in)
-        direct.response_size.labels(route).observe(size_out)
-        direct.highr.observe(seconds)
-        direct.duration.labels(method, route).observe(seconds)
-        direct.latency.labels(route).observe(seconds)
+        direct.prom.requests.labels(method, f"{status // 100}xx", route).inc()
+        direct.prom.request_size.labels(route).observe(size_in)
+        direct.prom.response_size.labels(route).observe(size_out)
+        direct.prom.highr.observe(seconds)
+        direct.prom.duration.labels(method, route).observe(seconds)
+        direct.prom.latency.labels(route).observe(seconds)
         if status >= 400:
-            direct.errors.labels(route, str(status)).inc()
-    batched.cache_lookup("prompt_memo", 2, 1)
-    direct.cache.labels("prompt_memo", "hit").inc(2)
-    direct.cache.labels("prompt_memo", "miss").inc(1)
+            direct.prom.errors.labels(route, str(status)).inc()
+    memo = BoundedLRU(1 << 10, name="test_memo")
+    memo.put_many([("a", 1, 1)])
+    memo.get("a"), memo.get("a"), memo.get("b")
+    direct.prom.cache.labels("test_memo", "hit").inc(2)
+    direct.prom.cache.labels("test_memo", "miss").inc(1)
     batched.tokens("/tokenize", rendered=7)
-    direct.tokens_rendered.labels("/tokenize").inc(7)
+    direct.prom.tokens_rendered.labels("/tokenize").inc(7)
     batched.flush()
     got, want = _exposition(batched), _exposition(direct)
     assert got.keys() == want.keys()

@@ -8,7 +8,6 @@ The same object serves one-shot and streamed derender.
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from tokenbridge.config import ServeConfig
@@ -18,11 +17,12 @@ from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
 from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice, StreamedRequiredToolChoice
 from tokenbridge.parsers.output import OutputParser
 from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
+from tokenbridge.protocol.ids import random_hex
 from tokenbridge.protocol.openai import ChatCompletionRequest
 
 
 def new_tool_call_id() -> str:
-    return f"chatcmpl-tool-{secrets.token_hex(8)}"
+    return f"chatcmpl-tool-{random_hex(8)}"
 
 
 def has_parser(cfg: ServeConfig) -> bool:

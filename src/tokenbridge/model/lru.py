@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
-from typing import Callable, ClassVar, Generic, Hashable, Iterable, TypeVar
+from typing import ClassVar, Generic, Hashable, Iterable, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -13,10 +14,12 @@ V = TypeVar("V")
 class BoundedLRU(Generic[K, V]):
     """Entries with a size each; the least recently used go once the total passes
     ``max_size`` (or the count passes ``max_entries``). An entry bigger than a quarter of the
-    budget is not kept, so one huge value cannot flush everything else."""
+    budget is not kept, so one huge value cannot flush everything else.
 
-    # Set by the server to count lookups: (cache name, hits, misses).
-    observer: ClassVar[Callable[[str, int, int], None] | None] = None
+    Lookups are counted (``hits``, ``misses``) under the lock a lookup takes anyway; the
+    server's metrics read the counts of every live cache (``instances``) when they flush."""
+
+    instances: ClassVar[weakref.WeakSet] = weakref.WeakSet()
 
     def __init__(self, max_size: int, max_entries: int | None = None, name: str = "cache") -> None:
         self.name = name
@@ -25,6 +28,9 @@ class BoundedLRU(Generic[K, V]):
         self._max_size = max_size
         self._max_entries = max_entries
         self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        BoundedLRU.instances.add(self)
 
     @property
     def size(self) -> int:
@@ -33,11 +39,12 @@ class BoundedLRU(Generic[K, V]):
     def get(self, key: K) -> V | None:
         with self._lock:
             hit = self._entries.get(key)
-            if hit is not None:
-                self._entries.move_to_end(key)
-        if BoundedLRU.observer is not None:
-            BoundedLRU.observer(self.name, hit is not None, hit is None)
-        return None if hit is None else hit[0]
+            if hit is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+        return hit[0]
 
     def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         """The keys present (refreshed), under one lock."""
@@ -50,8 +57,8 @@ class BoundedLRU(Generic[K, V]):
                 if hit is not None:
                     self._entries.move_to_end(key)
                     found[key] = hit[0]
-        if BoundedLRU.observer is not None and asked:
-            BoundedLRU.observer(self.name, len(found), asked - len(found))
+            self.hits += len(found)
+            self.misses += asked - len(found)
         return found
 
     def put_many(self, items: Iterable[tuple[K, V, int]]) -> None:

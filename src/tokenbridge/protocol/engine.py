@@ -3,11 +3,11 @@ derender request bodies that carry it (vLLM's ``GenerateTokensResponse`` family)
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated, Any, Union
 
 import msgspec
 
+from tokenbridge.protocol.ids import random_hex
 from tokenbridge.protocol.openai import ChatCompletionRequest, CompletionRequest
 
 TokenId = Annotated[int, msgspec.Meta(ge=0)]
@@ -24,7 +24,7 @@ class _RequestId(msgspec.Struct, kw_only=True):
 
     def __post_init__(self) -> None:
         if self.request_id is msgspec.UNSET:
-            self.request_id = secrets.token_hex(8)
+            self.request_id = random_hex(8)
 
 
 class TopLogprob(msgspec.Struct):

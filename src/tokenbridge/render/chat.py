@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from tokenbridge.config import ServeConfig
@@ -11,13 +10,14 @@ from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
 from tokenbridge.protocol.errors import ApiError, bad_request
+from tokenbridge.protocol.ids import random_hex
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.render import conversation as conv
 from tokenbridge.render import parser_adjust, sampling
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 
 def random_id() -> str:
-    return secrets.token_hex(8)
+    return random_hex(8)
 
 
 def validate_tools(

@@ -1,8 +1,9 @@
 """vLLM ``SamplingParams`` as render serializes them.
 
 vLLM encodes the struct with msgspec ``omit_defaults``, which compares by identity: ``None``,
-booleans and small ints equal to the default vanish, floats and lists stay. We reproduce the
-same key set, in the struct's field order, so the engine sees exactly what vLLM would send.
+booleans and small ints equal to the default vanish, floats and lists stay. ``_WireParams``
+gives msgspec the same test, so the same key set comes out in the struct's field order and the
+engine sees exactly what vLLM would send.
 """
 
 from __future__ import annotations
@@ -10,43 +11,52 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
+
 from tokenbridge.protocol.errors import bad_request
 
-# (field, default) in SamplingParams' declaration order.
-_FIELDS: tuple[tuple[str, Any], ...] = (
-    ("n", 1),
-    ("presence_penalty", 0.0),
-    ("frequency_penalty", 0.0),
-    ("repetition_penalty", 1.0),
-    ("temperature", 1.0),
-    ("top_p", 1.0),
-    ("top_k", 0),
-    ("min_p", 0.0),
-    ("seed", None),
-    ("stop", None),
-    ("stop_token_ids", None),
-    ("ignore_eos", False),
-    ("max_tokens", 16),
-    ("min_tokens", 0),
-    ("logprobs", None),
-    ("prompt_logprobs", None),
-    ("logprob_token_ids", None),
-    ("detokenize", True),
-    ("skip_special_tokens", True),
-    ("spaces_between_special_tokens", True),
-    ("include_stop_str_in_output", False),
-    ("output_kind", 0),
-    ("skip_clone", False),
-    ("structured_outputs", None),
-    ("logit_bias", None),
-    ("allowed_token_ids", None),
-    ("extra_args", None),
-    ("output_text_buffer_length", 0),
-    ("bad_words", None),
-    ("skip_reading_prefix_cache", None),
-    ("thinking_token_budget", None),
-    ("repetition_detection", None),
-)
+_PRESENT = object()  # the default of a float field: a value given is never it, so it is kept
+
+
+class _WireParams(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """``SamplingParams``' fields in its declaration order, each with a default that msgspec's
+    identity test (vLLM's own ``omit_defaults``) treats as vLLM's does: ``None``, booleans and
+    CPython's cached small ints vanish when equal to the default; vLLM's float defaults never
+    match a float given by identity, so a float field is dropped only when it is not given."""
+
+    n: Any = 1
+    presence_penalty: Any = _PRESENT
+    frequency_penalty: Any = _PRESENT
+    repetition_penalty: Any = _PRESENT
+    temperature: Any = _PRESENT
+    top_p: Any = _PRESENT
+    top_k: Any = 0
+    min_p: Any = _PRESENT
+    seed: Any = None
+    stop: Any = None
+    stop_token_ids: Any = None
+    ignore_eos: Any = False
+    max_tokens: Any = 16
+    min_tokens: Any = 0
+    logprobs: Any = None
+    prompt_logprobs: Any = None
+    logprob_token_ids: Any = None
+    detokenize: Any = True
+    skip_special_tokens: Any = True
+    spaces_between_special_tokens: Any = True
+    include_stop_str_in_output: Any = False
+    output_kind: Any = 0
+    skip_clone: Any = False
+    structured_outputs: Any = None
+    logit_bias: Any = None
+    allowed_token_ids: Any = None
+    extra_args: Any = None
+    output_text_buffer_length: Any = 0
+    bad_words: Any = None
+    skip_reading_prefix_cache: Any = None
+    thinking_token_budget: Any = None
+    repetition_detection: Any = None
+
 
 NEUTRAL = {
     "repetition_penalty": 1.0,
@@ -57,26 +67,6 @@ NEUTRAL = {
     "top_k": 0,
     "min_p": 0.0,
 }
-
-
-# omit_defaults per field, decided once from the default rather than per value and request:
-# a None default drops only None; a bool default only itself; a small-int default (CPython's
-# cached ints, so identical) only an equal int that is not a bool; any other default (floats,
-# larger ints, containers) never matches by identity, so a present value is always kept.
-_KEEP, _DROP_NONE, _DROP_SAME, _DROP_INT = range(4)
-
-
-def _omit_rule(default: Any) -> int:
-    if default is None:
-        return _DROP_NONE
-    if isinstance(default, bool):
-        return _DROP_SAME
-    if isinstance(default, int) and -5 <= default <= 256:
-        return _DROP_INT
-    return _KEEP
-
-
-_RULES = tuple((name, default, _omit_rule(default)) for name, default in _FIELDS)
 
 
 _SAMPLING_EPS = 1e-5
@@ -90,35 +80,16 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
     omit-defaults then drops; prompt logprobs turn off prefix-cache reads.
     """
     verify(values)
-    derived: dict[str, Any] = {"skip_reading_prefix_cache": values.get("prompt_logprobs") is not None}
+    values = {**values, "skip_reading_prefix_cache": values.get("prompt_logprobs") is not None}
     if values.get("seed") == -1:  # SamplingParams: -1 means no seed
-        derived["seed"] = None
+        values["seed"] = None
     if values.get("temperature", 1.0) < _SAMPLING_EPS:
         for name in _GREEDY_RESET:
-            derived[name] = _UNSET
+            values.pop(name, None)
     stop = values.get("stop")
     if stop and not values.get("include_stop_str_in_output"):  # held back to cut a stop string
-        derived["output_text_buffer_length"] = max(len(s) for s in stop) - 1
-    values = {**values, **derived}
-    out = {}
-    for name, default, rule in _RULES:
-        value = values.get(name, _UNSET)
-        if value is _UNSET:
-            continue
-        if rule == _DROP_NONE:
-            if value is None:
-                continue
-        elif rule == _DROP_SAME:
-            if value is default:
-                continue
-        elif rule == _DROP_INT:
-            if value == default and isinstance(value, int) and not isinstance(value, bool):
-                continue
-        out[name] = value
-    return out
-
-
-_UNSET = object()  # a field left out of ``SamplingParams(...)``: its default, then omitted
+        values["output_text_buffer_length"] = max(len(s) for s in stop) - 1
+    return msgspec.to_builtins(_WireParams(**values))
 
 
 def verify(values: dict[str, Any]) -> None:

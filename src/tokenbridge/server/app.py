@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
@@ -19,9 +18,9 @@ from tokenbridge.gateway.generation import SSE_HEADERS
 from tokenbridge.gateway.sse import Streamed
 from tokenbridge.server.logs import log
 from tokenbridge.model.context import ModelContext
-from tokenbridge.model.lru import BoundedLRU
 from tokenbridge.protocol import lax
 from tokenbridge.protocol.errors import ApiError, not_found_model
+from tokenbridge.protocol.ids import random_hex
 from tokenbridge.server import handlers
 from tokenbridge.server.metrics import Metrics
 
@@ -41,6 +40,8 @@ _TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 _VARY = (b"vary", b"Origin")
 # Bodies from this size on (a ~10k-token prompt, a long logprobs output) are handled on a
 # thread: the encoder releases the GIL, so short requests keep flowing on the event loop.
+# One such thread: a worker has one core, and each thread that encodes holds ~16 MB of
+# fastokens tables (and a malloc arena) for as long as it lives.
 OFFLOAD_BODY_BYTES = 32 * 1024
 # A lone surrogate, escaped (``\ud800``) or as its raw UTF-8-like bytes (ED A0..BF xx).
 _LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf][\x80-\xbf]")
@@ -117,7 +118,6 @@ class App:
         self.model = model
         self.cfg = cfg
         self.metrics = Metrics()
-        BoundedLRU.observer = self.metrics.cache_lookup
         self.started = time.time()
         self._pool: ThreadPoolExecutor | None = None
         self.engine: EngineClient | None = None
@@ -135,7 +135,7 @@ class App:
 
     def _run_heavy(self, handler: Handler, request: "Request"):
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tokenbridge-heavy")
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenbridge-heavy")
         return asyncio.get_running_loop().run_in_executor(self._pool, handler, request)
 
     async def __call__(self, scope, receive, send) -> None:
@@ -234,7 +234,7 @@ class App:
         cfg = self.cfg
         rid = None
         if status >= 400 or cfg.request_id_headers:
-            rid = headers.get(b"x-request-id") or secrets.token_hex(16).encode()
+            rid = headers.get(b"x-request-id") or random_hex(16).encode()
         if status >= 400:
             detail = payload[:500].decode("utf-8", "replace")
             level = 40 if status >= 500 else 20

@@ -14,9 +14,10 @@ import asyncio
 import os
 import shutil
 import tempfile
-import threading
-import time
+import weakref
 from bisect import bisect_left
+
+from tokenbridge.model.lru import BoundedLRU
 
 _MULTIPROC = "PROMETHEUS_MULTIPROC_DIR"
 # vLLM's (prometheus-fastapi-instrumentator's) buckets, then ours for sub-millisecond routes.
@@ -62,9 +63,106 @@ class Metrics:
     SETTLE_S = 0.1
 
     def __init__(self) -> None:
+        self.multiprocess = bool(os.environ.get(_MULTIPROC))
+        self._prom: _Prometheus | None = None  # built at the first flush: not on the start-up path
+        self.in_flight = 0  # requests being answered now (the gauge takes it at each flush)
+        # Not yet flushed: (method, route, status) -> [count, seconds, bytes in, bytes out, per-bucket counts]
+        self._answers: dict[tuple[str, str, int], list] = {}
+        self._tokens: dict[tuple[str, str], int] = {}  # (kind, route) -> ids not yet flushed
+        self._lookups_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # cache -> (hits, misses)
+        self._flush_due = False
+        self._count_lookups_from_now()
+        os.register_at_fork(after_in_child=self._count_lookups_from_now)  # a worker counts its own
+
+    def _count_lookups_from_now(self) -> None:
+        for cache in list(BoundedLRU.instances):
+            self._lookups_seen[cache] = (cache.hits, cache.misses)
+
+    def observe(self, method: str, path: str, status: int, seconds: float, size_in: int, size_out: int) -> None:
+        if path in _NOT_COUNTED:
+            return
+        key = (method, path, status)
+        row = self._answers.get(key)
+        if row is None:
+            row = self._answers[key] = [0, 0.0, 0, 0, [0] * (len(_BOUNDS) + 1)]
+        row[0] += 1
+        row[1] += seconds
+        row[2] += size_in
+        row[3] += size_out
+        row[4][bisect_left(_BOUNDS, seconds)] += 1
+        if self.multiprocess and not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(self.FLUSH_S, self.flush)
+
+    def tokens(self, path: str, rendered: int = 0, derendered: int = 0) -> None:
+        if rendered:
+            self._tokens[("rendered", path)] = self._tokens.get(("rendered", path), 0) + rendered
+        if derendered:
+            self._tokens[("derendered", path)] = self._tokens.get(("derendered", path), 0) + derendered
+
+    @property
+    def prom(self) -> "_Prometheus":
+        if self._prom is None:
+            self._prom = _Prometheus()
+        return self._prom
+
+    def flush(self) -> None:
+        """Move the in-process totals into the prometheus_client metrics (in multiprocess mode,
+        the shared files)."""
+        self._flush_due = False
+        prom = self.prom
+        answers, self._answers = self._answers, {}
+        tokens, self._tokens = self._tokens, {}
+        for (method, route, status), (n, seconds, size_in, size_out, buckets) in answers.items():
+            prom.requests.labels(method, f"{status // 100}xx", route).inc(n)
+            if status >= 400:
+                prom.errors.labels(route, str(status)).inc(n)
+            for summary, size in ((prom.request_size, size_in), (prom.response_size, size_out)):
+                child = summary.labels(route)
+                child._count.inc(n)
+                child._sum.inc(size)
+            for hist, to_own in ((prom.highr, _TO_HIGHR), (prom.duration.labels(method, route), _TO_FEW),
+                                 (prom.latency.labels(route), _TO_FINE)):
+                hist._sum.inc(seconds)
+                for i, c in enumerate(buckets):
+                    if c:
+                        hist._buckets[to_own[i]].inc(c)
+        for (kind, route), n in tokens.items():
+            (prom.tokens_rendered if kind == "rendered" else prom.tokens_derendered).labels(route).inc(n)
+        for cache in list(BoundedLRU.instances):
+            hits, misses = cache.hits, cache.misses
+            seen_hits, seen_misses = self._lookups_seen.get(cache, (0, 0))
+            if hits > seen_hits:
+                prom.cache.labels(cache.name, "hit").inc(hits - seen_hits)
+            if misses > seen_misses:
+                prom.cache.labels(cache.name, "miss").inc(misses - seen_misses)
+            self._lookups_seen[cache] = (hits, misses)
+        prom.in_flight_gauge.set(self.in_flight)
+
+    async def render(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        self.flush()
+        if not self.multiprocess:
+            from prometheus_client import REGISTRY
+
+            return generate_latest(self.prom.registry) + generate_latest(REGISTRY)
+        await asyncio.sleep(self.SETTLE_S)  # the other workers' last requests reach the files
+        self.flush()
+        from prometheus_client import CollectorRegistry, multiprocess
+
+        reg = CollectorRegistry()
+        multiprocess.MultiProcessCollector(reg)
+        reg.register(_FleetProcessCollector(os.environ[_MULTIPROC]))
+        return generate_latest(reg)
+
+
+class _Prometheus:
+    """The prometheus_client metrics, vLLM's names and ours."""
+
+    def __init__(self) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Summary
 
-        self.multiprocess = bool(os.environ.get(_MULTIPROC))
         reg = self.registry = CollectorRegistry(auto_describe=False)
         self.requests = Counter("http_requests_total", "Total number of requests by method, status and handler.",
                                 ("method", "status", "handler"), registry=reg)
@@ -88,92 +186,6 @@ class Metrics:
                               ("route", "status"), registry=reg)
         self.in_flight_gauge = Gauge("tokenbridge_requests_in_flight", "Requests being answered.",
                                      multiprocess_mode="livesum", registry=reg)
-        self.in_flight = 0  # requests being answered now (the gauge takes it at each flush)
-        self.start = time.time()
-        # Not yet flushed: (method, route, status) -> [count, seconds, bytes in, bytes out, per-bucket counts]
-        self._answers: dict[tuple[str, str, int], list] = {}
-        self._counts: dict[tuple[str, str, str], int] = {}  # (kind, label, label) -> amount (any thread)
-        self._lock = threading.Lock()
-        self._flush_due = False
-
-    def observe(self, method: str, path: str, status: int, seconds: float, size_in: int, size_out: int) -> None:
-        if path in _NOT_COUNTED:
-            return
-        key = (method, path, status)
-        row = self._answers.get(key)
-        if row is None:
-            row = self._answers[key] = [0, 0.0, 0, 0, [0] * (len(_BOUNDS) + 1)]
-        row[0] += 1
-        row[1] += seconds
-        row[2] += size_in
-        row[3] += size_out
-        row[4][bisect_left(_BOUNDS, seconds)] += 1
-        if self.multiprocess and not self._flush_due:
-            self._flush_due = True
-            asyncio.get_running_loop().call_later(self.FLUSH_S, self.flush)
-
-    def _count(self, key: tuple[str, str, str], n: int) -> None:
-        with self._lock:  # the heavy-request threads count cache lookups too
-            self._counts[key] = self._counts.get(key, 0) + n
-
-    def cache_lookup(self, cache: str, hits: int, misses: int) -> None:
-        if hits:
-            self._count(("cache", cache, "hit"), hits)
-        if misses:
-            self._count(("cache", cache, "miss"), misses)
-
-    def tokens(self, path: str, rendered: int = 0, derendered: int = 0) -> None:
-        if rendered:
-            self._count(("rendered", path, ""), rendered)
-        if derendered:
-            self._count(("derendered", path, ""), derendered)
-
-    def flush(self) -> None:
-        """Move the in-process totals into the prometheus_client metrics (in multiprocess mode,
-        the shared files)."""
-        self._flush_due = False
-        answers, self._answers = self._answers, {}
-        with self._lock:
-            counts, self._counts = self._counts, {}
-        for (method, route, status), (n, seconds, size_in, size_out, buckets) in answers.items():
-            self.requests.labels(method, f"{status // 100}xx", route).inc(n)
-            if status >= 400:
-                self.errors.labels(route, str(status)).inc(n)
-            for summary, size in ((self.request_size, size_in), (self.response_size, size_out)):
-                child = summary.labels(route)
-                child._count.inc(n)
-                child._sum.inc(size)
-            for hist, to_own in ((self.highr, _TO_HIGHR), (self.duration.labels(method, route), _TO_FEW),
-                                 (self.latency.labels(route), _TO_FINE)):
-                hist._sum.inc(seconds)
-                for i, c in enumerate(buckets):
-                    if c:
-                        hist._buckets[to_own[i]].inc(c)
-        for (kind, a, b), n in counts.items():
-            if kind == "cache":
-                self.cache.labels(a, b).inc(n)
-            elif kind == "rendered":
-                self.tokens_rendered.labels(a).inc(n)
-            else:
-                self.tokens_derendered.labels(a).inc(n)
-        self.in_flight_gauge.set(self.in_flight)
-
-    async def render(self) -> bytes:
-        from prometheus_client import generate_latest
-
-        self.flush()
-        if not self.multiprocess:
-            from prometheus_client import REGISTRY
-
-            return generate_latest(self.registry) + generate_latest(REGISTRY)
-        await asyncio.sleep(self.SETTLE_S)  # the other workers' last requests reach the files
-        self.flush()
-        from prometheus_client import CollectorRegistry, multiprocess
-
-        reg = CollectorRegistry()
-        multiprocess.MultiProcessCollector(reg)
-        reg.register(_FleetProcessCollector(os.environ[_MULTIPROC]))
-        return generate_latest(reg)
 
 
 def _bucket_map(own: tuple[float, ...]) -> tuple[int, ...]:
