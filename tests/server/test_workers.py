@@ -209,3 +209,27 @@ def test_a_burst_of_connections_is_spread_over_the_workers():
             c.close()
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(15)
+
+
+def test_two_connections_opened_at_once_are_served_by_two_workers():
+    """The kernel's hash puts two connections on one worker half the time; a worker that
+    accepts one while the other worker has fewer open passes it on, before reading it."""
+    proc, port = _start("--workers", "2")
+    workers = _children(proc.pid)
+    try:
+        for _ in range(12):
+            pair = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2)]
+            for c in pair:  # a request each: served whichever worker ended up with it
+                c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            for c in pair:
+                assert c.recv(4096).startswith(b"HTTP/1.1 200")
+            counts = {pid: len(v) for pid, v in _sockets_by_worker(workers, port, "01").items()}
+            assert sorted(counts.values()) == [1, 1], counts
+            for c in pair:
+                c.close()
+            deadline = time.monotonic() + 5
+            while any(_sockets_by_worker(workers, port, "01").values()) and time.monotonic() < deadline:
+                time.sleep(0.02)  # both workers have seen the close
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)

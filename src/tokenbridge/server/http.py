@@ -101,9 +101,11 @@ class _Request:
 class HttpProtocol(asyncio.Protocol):
     """One connection: parse, queue complete requests, answer them one at a time in order."""
 
-    def __init__(self, app: App, server: "Server") -> None:
+    def __init__(self, app: App, server: "Server", passed_in: bool = False) -> None:
         self.app = app
         self.server = server
+        self.passed_in = passed_in  # passed on by another worker: never passed on again
+        self.counted = False  # in this worker's open-connection count
         self.limit = app.cfg.max_body_bytes
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
@@ -132,9 +134,15 @@ class HttpProtocol(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self.transport = transport
+        fleet = self.server.fleet
+        if fleet is not None and not self.passed_in and not self.server.stopping and self._pass_on(fleet):
+            return
         if not self.server.admit(self):
             self.close()
             return
+        if fleet is not None:
+            fleet.opened()
+            self.counted = True
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
@@ -143,8 +151,21 @@ class HttpProtocol(asyncio.Protocol):
                 pass
         self._enter("idle", self.server.limits.keep_alive_s)
 
+    def _pass_on(self, fleet) -> bool:
+        """Hand this new connection to a worker with fewer open ones, before reading from it."""
+        slot = fleet.lighter()
+        sock = self.transport.get_extra_info("socket")
+        if slot is None or sock is None or not fleet.pass_on(sock.fileno(), slot):
+            return False
+        self.closing = True
+        self.transport.abort()  # our descriptor only: the other worker holds the connection
+        return True
+
     def connection_lost(self, exc) -> None:
         self.closing = True
+        if self.counted:
+            self.counted = False
+            self.server.fleet.closed()
         self.server.connections.pop(self, None)
         self.deadline = None
         if self.timer is not None:
@@ -471,8 +492,9 @@ def default_max_connections() -> int:
 class Server:
     """Accepts on one socket; on SIGTERM/SIGINT stops accepting and finishes in-flight work."""
 
-    def __init__(self, app: App, ssl=None, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+    def __init__(self, app: App, ssl=None, grace_s: float = SHUTDOWN_GRACE_S, fleet=None) -> None:
         self.app = app
+        self.fleet = fleet  # the workers.Fleet this worker belongs to (None: the only one)
         self.ssl = ssl
         self.grace_s = grace_s
         self.limits = Limits.from_config(app.cfg)
@@ -496,6 +518,22 @@ class Server:
         self.connections[conn] = None
         return True
 
+    def _receive(self) -> None:
+        """Connections another worker passed on: served here as if accepted here."""
+        try:
+            _, fds, _, _ = socket.recv_fds(self.fleet.inbox, 16, 64)
+        except OSError:
+            return
+        for fd in fds:
+            self.loop.create_task(self._adopt(socket.socket(fileno=fd)))
+
+    async def _adopt(self, sock: socket.socket) -> None:
+        try:
+            await self.loop.connect_accepted_socket(lambda: HttpProtocol(self.app, self, passed_in=True), sock,
+                                                    ssl=self.ssl)
+        except OSError:
+            sock.close()
+
     async def serve(self, sock: socket.socket) -> None:
         self.loop = asyncio.get_running_loop()
         stop = asyncio.Event()
@@ -504,6 +542,8 @@ class Server:
         server = await self.loop.create_server(
             lambda: HttpProtocol(self.app, self), sock=sock, backlog=2048, ssl=self.ssl
         )
+        if self.fleet is not None:
+            self.loop.add_reader(self.fleet.inbox.fileno(), self._receive)
         await stop.wait()
         self.stopping = True
         server.close()
@@ -518,7 +558,7 @@ class Server:
 
 
 def run(app: App, host: str, port: int, sock: socket.socket | None = None, ssl=None,
-        grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        grace_s: float = SHUTDOWN_GRACE_S, fleet=None) -> None:
     """Serve ``app`` on ``sock`` (a worker's inherited socket) or a fresh one on host:port;
     TLS with an ``ssl.SSLContext``; ``grace_s`` for in-flight requests after SIGTERM."""
     if sock is None:
@@ -531,4 +571,4 @@ def run(app: App, host: str, port: int, sock: socket.socket | None = None, ssl=N
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    runner(Server(app, ssl, grace_s).serve(sock))
+    runner(Server(app, ssl, grace_s, fleet).serve(sock))

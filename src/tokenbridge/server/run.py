@@ -163,7 +163,7 @@ def serve(args, loader: ModelLoader | None = None, access=None) -> int:
         from tokenbridge.server.workers import serve_workers
 
         return serve_workers(
-            lambda s: run_server(app, args.host, args.port, s, tls, grace), args.host, args.port, workers,
+            lambda s, fleet: run_server(app, args.host, args.port, s, tls, grace, fleet), args.host, args.port, workers,
             sock=sock, on_exit=metrics.worker_gone,
         )
     finally:
@@ -206,17 +206,17 @@ def switch_backend(app: App, background: bool) -> str:
 
 
 def run_bare(app: App, host: str, port: int, sock: socket.socket | None = None, tls=None,
-             grace_s: float = DEFAULT_GRACE_S) -> None:
+             grace_s: float = DEFAULT_GRACE_S, fleet=None) -> None:
     """The bare httptools server: no ASGI layer between the socket and ``App.answer``."""
     from tokenbridge.server import http
 
-    http.run(app, host, port, sock, tls, grace_s)
+    http.run(app, host, port, sock, tls, grace_s, fleet)
 
 
 def run_uvicorn(app: App, host: str, port: int, sock: socket.socket | None = None, tls=None,
-                grace_s: float = DEFAULT_GRACE_S) -> None:
+                grace_s: float = DEFAULT_GRACE_S, fleet=None) -> None:
     """uvicorn on uvloop + httptools; on ``sock`` (a worker's inherited socket) when given.
-    TLS (``tls``) is served by the bare server only."""
+    TLS (``tls``) and passing connections between workers (``fleet``) are the bare server's only."""
     import uvicorn
 
     config = uvicorn.Config(

@@ -7,11 +7,18 @@ socket the first worker to wake accepts every pending connection and a burst of 
 (a load balancer's pool) lands on one core. The parent only supervises: SIGTERM/SIGINT to it stops every
 worker, a worker that dies is replaced, and a worker whose parent vanished (even by SIGKILL)
 gets SIGTERM from the kernel, so no worker outlives the server.
+
+The kernel's choice of socket is a hash: two connections land on one worker half the time, so
+a client with a small pool (a router's two keep-alive connections) would use one core. The
+workers therefore share their open-connection counts (``Fleet``); a worker that accepts a
+connection while another has fewer passes it on (the socket, before any byte is read, over a
+Unix datagram socket), so open connections stay within one of each other across workers.
 """
 
 from __future__ import annotations
 
 import ctypes
+import mmap
 import os
 import signal
 import socket
@@ -49,6 +56,49 @@ def bind_socket(host: str, port: int, reuseport: bool = False, listen: bool = Tr
     return sock
 
 
+class Fleet:
+    """What the workers of one server share: each one's open-connection count (an anonymous
+    shared mapping made before the fork) and an inbox per worker for connections passed on."""
+
+    def __init__(self, workers: int) -> None:
+        self.size = workers
+        self._shared = mmap.mmap(-1, 8 * workers)
+        self.counts = memoryview(self._shared).cast("q")
+        self.inboxes = [socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM) for _ in range(workers)]
+        for pair in self.inboxes:
+            for end in pair:
+                end.setblocking(False)
+        self.slot = -1  # this worker's index, set in the worker
+
+    def join(self, slot: int) -> None:
+        self.slot = slot
+        self.counts[slot] = 0
+
+    @property
+    def inbox(self) -> socket.socket:
+        return self.inboxes[self.slot][0]
+
+    def opened(self) -> None:
+        self.counts[self.slot] += 1
+
+    def closed(self) -> None:
+        self.counts[self.slot] -= 1
+
+    def lighter(self) -> int | None:
+        """A worker with fewer open connections than this one has, if any (the fewest)."""
+        counts = self.counts
+        best = min((i for i in range(self.size) if i != self.slot), key=counts.__getitem__, default=None)
+        return best if best is not None and counts[best] < counts[self.slot] else None
+
+    def pass_on(self, fd: int, slot: int) -> bool:
+        """Send the connection ``fd`` to worker ``slot``; False when its inbox is full."""
+        try:
+            socket.send_fds(self.inboxes[slot][1], [b"c"], [fd])
+        except OSError:
+            return False
+        return True
+
+
 def _die_with_parent(parent: int) -> None:
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -58,7 +108,8 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _spawn(run_worker: Callable[[socket.socket], None], sock: socket.socket) -> int:
+def _spawn(run_worker: Callable[[socket.socket, Fleet | None], None], sock: socket.socket, fleet: Fleet | None,
+           slot: int) -> int:
     """Fork a worker; with a reserved (not listening) ``SO_REUSEPORT`` socket, the worker
     listens on a socket of its own bound to the same address."""
     parent = os.getpid()
@@ -75,7 +126,9 @@ def _spawn(run_worker: Callable[[socket.socket], None], sock: socket.socket) -> 
             host, port = sock.getsockname()[:2]
             sock.close()
             sock = bind_socket(host, port, reuseport=True)
-        run_worker(sock)
+        if fleet is not None:
+            fleet.join(slot)
+        run_worker(sock, fleet)
     except BaseException as e:  # a worker must never return into the parent's code
         if not isinstance(e, (KeyboardInterrupt, SystemExit)):
             print(f"tokenbridge worker {os.getpid()}: {type(e).__name__}: {e}", file=sys.stderr)
@@ -87,40 +140,41 @@ def _spawn(run_worker: Callable[[socket.socket], None], sock: socket.socket) -> 
 
 
 def serve_workers(
-    run_worker: Callable[[socket.socket], None],
+    run_worker: Callable[[socket.socket, Fleet | None], None],
     host: str,
     port: int,
     workers: int,
     sock: socket.socket | None = None,
     on_exit: Callable[[int], None] | None = None,
 ) -> int:
-    """Fork ``workers`` processes running ``run_worker(sock)`` and supervise them until signalled.
+    """Fork ``workers`` processes running ``run_worker(sock, fleet)`` and supervise them until signalled.
     A given ``sock`` (a Unix socket) is shared as is; ``on_exit(pid)`` runs when a worker ends."""
     if sock is None and _REUSEPORT is not None and workers > 1:
         sock = bind_socket(host, port, reuseport=True, listen=False)  # holds the port, takes no connections
     elif sock is None:
         sock = bind_socket(host, port)
-    pids: set[int] = set()
+    fleet = Fleet(workers) if workers > 1 else None
+    pids: dict[int, int] = {}  # pid -> slot
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
     try:
-        for _ in range(workers):
-            pids.add(_spawn(run_worker, sock))
+        for slot in range(workers):
+            pids[_spawn(run_worker, sock, fleet, slot)] = slot
         while True:
             pid, status = os.waitpid(-1, 0)
             if pid in pids:
-                pids.discard(pid)
+                slot = pids.pop(pid)
                 if on_exit is not None:
                     on_exit(pid)
                 print(f"tokenbridge: worker {pid} exited ({status}); starting another", file=sys.stderr)
                 time.sleep(_RESPAWN_PAUSE_S)
-                pids.add(_spawn(run_worker, sock))
+                pids[_spawn(run_worker, sock, fleet, slot)] = slot
     except (_Stop, ChildProcessError):
         pass
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _stop_all(pids)
+        _stop_all(set(pids))
         sock.close()
     return 0
 
