@@ -119,11 +119,10 @@ class HFTokenizer:
         self._space_marker = _leading_space_marker(spec)
         self.backend = "tokenizers"
         self._encode_batch_fast = self._tok.encode_batch_fast
-        self._segments = (
-            SegmentCache(spec.added_tokens, self._encode_pieces)
-            if SegmentCache.applies_to(spec.added_tokens, spec.pre_tokenizer)
-            else None
-        )
+        # Whether encoding the text between added tokens piece by piece is exactly what
+        # ``tokenizers`` does for this vocabulary: then repeated pieces may come from a cache.
+        self.encodes_by_segments = SegmentCache.applies_to(spec.added_tokens, spec.pre_tokenizer)
+        self._segments = SegmentCache(spec.added_tokens, self._encode_pieces) if self.encodes_by_segments else None
 
     def use_backend(self, fast: Any, name: str) -> None:
         """Serve every operation from ``fast`` (checked by ``fast_backend.load``): the
