@@ -438,4 +438,4 @@ def test_snapshot_holds_only_undecided_text():
     cls = registry.get_tool_parser("poolside_v1")
     p = cls(ParseContext(tools=TOOLS, tool_choice="auto", vocab=vocab()))
     p.feed("x" * 1000 + "<tool", [])
-    assert p.snapshot() == ["<tool", "open", True]
+    assert msgspec.to_builtins(p.snapshot()) == ["<tool", "open", True]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -165,7 +166,16 @@ def test_streams_content_before_marker():
     p = registry.get_tool_parser("hermes")(ParseContext(tools=TOOLS, tool_choice="auto"))
     assert p.feed("Hello <tool", []).content == "Hello "
     assert p.feed("_call>{", []).content == ""
-    assert p.snapshot() == ["<tool_call>{", True]
+    assert msgspec.to_builtins(p.snapshot()) == ["<tool_call>{", "held", True]
+
+
+def test_restores_a_json_family_state_of_the_previous_release():
+    """``[held text, holding]``, the state the JSON-family parser wrote before the held shells merged."""
+    p = registry.get_tool_parser("hermes")(ParseContext(tools=TOOLS, tool_choice="auto"))
+    p.restore(["<tool_call>{", True])
+    assert msgspec.to_builtins(p.snapshot()) == ["<tool_call>{", "held", True]
+    p.restore(["<tool", False])
+    assert p.feed("_call>", []).content == "" and p.finish().content == "<tool_call>"
 
 
 ALL = [("hermes", t) for t, _, _ in HERMES_CASES] + [("llama3_json", t) for t, _, _ in LLAMA_CASES] \

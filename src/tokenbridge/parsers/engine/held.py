@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterator, NamedTuple
+from typing import Any, Callable, ClassVar, Literal, NamedTuple
 
-from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ReasoningParser, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 
 
@@ -74,73 +74,33 @@ class JsonFamily:
         return () if m is None else (m,) if isinstance(m, str) else m
 
 
-class HeldCallsParser(ToolParser):
-    """Streams the surely-content prefix, holds the rest, decides in ``finish()``."""
-
-    family: ClassVar[JsonFamily]
-    # vLLM routes tool_choice="required"/named through this parser (as "auto") when False.
-    supports_required_and_named: ClassVar[bool] = True
-
-    def __init__(self, ctx: ParseContext) -> None:
-        super().__init__(ctx)
-        self._buf = ""
-        self._holding = self.family.stream_before is None
-
-    def feed(self, text: str, token_ids: list[int]) -> Delta:
-        self._buf += text
-        if self._holding:
-            return Delta()
-        markers = self.family.stream_markers
-        pos, _ = find_first(self._buf, markers)
-        if pos != -1:
-            self._holding = True
-        else:
-            pos = len(self._buf) - partial_suffix(self._buf, markers)
-        trailing = self.family.hold_trailing
-        while pos > 0 and self._buf[pos - 1] in trailing:
-            pos -= 1
-        out, self._buf = self._buf[:pos], self._buf[pos:]
-        return Delta(content=out)
-
-    def finish(self) -> Delta:
-        text, self._buf = self._buf, ""
-        if not text:
-            return Delta()
-        return decided_delta(self, self.decide(text), self.call_id)
-
-    def decide(self, text: str) -> Extraction:
-        return self.family.extract(text, self.ctx)
-
-    def call_id(self, index: int) -> str | None:
-        make = self.family.call_id
-        return make(index) if make is not None else None
-
-    def snapshot(self) -> Any:
-        return [self._buf, self._holding]
-
-    def restore(self, snap: Any) -> None:
-        if (
-            not isinstance(snap, list)
-            or len(snap) != 2
-            or not isinstance(snap[0], str)
-            or not isinstance(snap[1], bool)
-        ):
-            raise ValueError("bad json tool parser state")
-        self._buf, self._holding = snap
-
-
 OPEN, HELD, DONE = "open", "held", "done"
 
 
-class HeldBlockParser(ToolParser):
-    """Subclasses set ``markers`` (None: hold everything) and implement ``extract``."""
+class HeldState(ParserState):
+    """The undecided text, where the parser is (``OPEN``: streaming content, ``HELD``,
+    ``DONE``: decided) and whether content was emitted. A ``HeldCallsParser`` state of the
+    previous release, ``[text, holding]``, is read too (``_mode`` a bool)."""
 
+    _buf: str
+    _mode: Literal["open", "held", "done"] | bool
+    _emitted: bool = True
+
+
+class HeldBlockParser(ToolParser):
+    """The one hold-then-decide shell: subclasses give ``stream_markers`` (None: hold
+    everything) and ``extract``, and may end the decision early with ``decision_end``."""
+
+    State = HeldState
     #: vLLM returns ``content.strip()`` once calls were made.
     strip_content: ClassVar[bool] = False
+    #: Leading blank text is held until something else arrives (vLLM streams none of it).
+    holds_leading_blank: ClassVar[bool] = True
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.markers: tuple[str, ...] | None = self.stream_markers()
+        self.hold_trailing = self.trailing_held()
         self._buf = ""
         self._mode = OPEN if self.markers is not None else HELD
         self._emitted = False
@@ -148,6 +108,10 @@ class HeldBlockParser(ToolParser):
     def stream_markers(self) -> tuple[str, ...] | None:
         """Markers before which text is content whatever follows (None: nothing is)."""
         raise NotImplementedError
+
+    def trailing_held(self) -> str:
+        """Characters right before a marker that the extraction may strip from the content."""
+        return ""
 
     def extract(self, text: str, at_start: bool) -> Extraction:
         """vLLM's answer for ``text``, the held rest of the output (its start if ``at_start``)."""
@@ -178,7 +142,7 @@ class HeldBlockParser(ToolParser):
 
     def _stream_content(self) -> str:
         buf, markers = self._buf, self.markers or ()
-        if not self._emitted:
+        if not self._emitted and self.holds_leading_blank:
             if not buf or buf.isspace():
                 return ""
             if self.strip_content and buf[0].isspace():
@@ -189,9 +153,9 @@ class HeldBlockParser(ToolParser):
             self._mode = HELD
         else:
             pos = len(buf) - partial_suffix(buf, markers)
-        if self.strip_content:
-            while pos > 0 and buf[pos - 1].isspace():
-                pos -= 1
+        trailing, strip = self.hold_trailing, self.strip_content
+        while pos > 0 and (buf[pos - 1] in trailing or strip and buf[pos - 1].isspace()):
+            pos -= 1
         out, self._buf = buf[:pos], buf[pos:]
         if out:
             self._emitted = True
@@ -206,27 +170,32 @@ class HeldBlockParser(ToolParser):
             return Delta(content=text)
         return self._decide(text)
 
-    def snapshot(self) -> Any:
-        return [self._buf, self._mode, self._emitted]
-
-    def restore(self, snap: Any) -> None:
-        if (
-            not isinstance(snap, list)
-            or len(snap) != 3
-            or not isinstance(snap[0], str)
-            or snap[1] not in (OPEN, HELD, DONE)
-            or not isinstance(snap[2], bool)
-        ):
-            raise ValueError("bad held tool parser state")
-        self._buf, self._mode, self._emitted = snap
+    def load(self, state: HeldState) -> None:
+        super().load(state)
+        if isinstance(state._mode, bool):
+            self._mode = HELD if state._mode else OPEN
 
 
-def function_tools(ctx: ParseContext) -> Iterator[tuple[Any, Any]]:
-    """``(name, parameters)`` of each function tool of the request, in order."""
-    for tool in ctx.tools or []:
-        if isinstance(tool, dict) and tool.get("type", "function") == "function":
-            fn = tool.get("function") or {}
-            yield fn.get("name"), fn.get("parameters")
+class HeldCallsParser(HeldBlockParser):
+    """A ``JsonFamily`` row run by the hold-then-decide shell."""
+
+    family: ClassVar[JsonFamily]
+    # vLLM routes tool_choice="required"/named through this parser (as "auto") when False.
+    supports_required_and_named: ClassVar[bool] = True
+    holds_leading_blank = False
+
+    def stream_markers(self) -> tuple[str, ...] | None:
+        return None if self.family.stream_before is None else self.family.stream_markers
+
+    def trailing_held(self) -> str:
+        return self.family.hold_trailing
+
+    def extract(self, text: str, at_start: bool) -> Extraction:
+        return self.family.extract(text, self.ctx)
+
+    def call_id(self, index: int) -> str | None:
+        make = self.family.call_id
+        return make(index) if make is not None else None
 
 
 def held_calls_parser(family: JsonFamily, *, supports_required_and_named: bool = True) -> type[HeldCallsParser]:

@@ -8,6 +8,7 @@ body is completed the way vLLM's partial-JSON reader completes it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 
@@ -42,58 +43,47 @@ def name_and_args_from_json(
     return name, json.dumps({k: v for k, v in parsed.items() if k != "name"}, ensure_ascii=False)
 
 
+#: A JSON string (group 1: its text; group 2: the closing quote, missing when it runs to the end)
+#: or one structural character: the tokens both whole-text scanners below read.
+_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)(")?|[{}\[\]:]', re.S)
+
+
 def json_object_end(raw: str, start: int) -> int | None:
     """End (exclusive) of the JSON object opening at ``raw[start]``; None while unclosed."""
-    depth, in_str, esc = 0, False, False
-    for i in range(start, len(raw)):
-        ch = raw[i]
-        if esc:
-            esc = False
-        elif in_str:
-            if ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "{":
+    depth = 0
+    for m in _TOKEN.finditer(raw, start):
+        t = m.group()
+        if t == "{":
             depth += 1
-        elif ch == "}":
+        elif t == "}":
             depth -= 1
             if depth == 0:
-                return i + 1
+                return m.end()
     return None
 
 
 def json_member_object(raw: str, key: str) -> str | None:
     """Verbatim text of the top-level object member ``key`` (an unclosed one runs to the end);
     None without one. A member that is not an object is a ValueError."""
-    depth, in_str, esc, str_start = 0, False, False, -1
-    last: str | None = None
-    for i, ch in enumerate(raw):
-        if esc:
-            esc = False
-        elif in_str:
-            if ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-                if depth == 1:
-                    last = raw[str_start + 1 : i]
-        elif ch == '"':
-            in_str, str_start = True, i
-        elif ch == ":" and depth == 1 and last == key:
-            j = i + 1
-            while j < len(raw) and raw[j] in _JSON_WS:
-                j += 1
-            if j >= len(raw):
-                return None
-            if raw[j] != "{":
-                raise ValueError(f"member {key!r} must be a JSON object")
-            return raw[j : json_object_end(raw, j)]
-        elif ch in "{[":
+    depth, last = 0, None
+    for m in _TOKEN.finditer(raw):
+        t = m.group()
+        if t[0] == '"':
+            if m.group(2) and depth == 1:
+                last = m.group(1)
+        elif t == ":":
+            if depth == 1 and last == key:
+                j = m.end()
+                while j < len(raw) and raw[j] in _JSON_WS:
+                    j += 1
+                if j >= len(raw):
+                    return None
+                if raw[j] != "{":
+                    raise ValueError(f"member {key!r} must be a JSON object")
+                return raw[j : json_object_end(raw, j)]
+        elif t in "{[":
             depth += 1
-        elif ch in "}]":
+        else:
             depth -= 1
     return None
 

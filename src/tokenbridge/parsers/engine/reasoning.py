@@ -166,6 +166,19 @@ def _prompt_markers(fmt: MarkerFormat, vocab: Any) -> dict[int, int]:
     return kinds
 
 
+def closed_in_prompt(prompt_token_ids: list[int], vocab: Any, opens: tuple[str, ...], closes: tuple[str, ...]) -> bool:
+    """Reasoning ended by the prompt: the prompt's last token among the ``opens`` and ``closes``
+    markers is a close (vLLM's ``BaseThinkingReasoningParser.is_reasoning_end`` and its kin)."""
+    open_ids = {token_id(vocab, m) for m in opens} - {None}
+    close_ids = {token_id(vocab, m) for m in closes} - {None}
+    for t in reversed(prompt_token_ids):
+        if t in open_ids:
+            return False
+        if t in close_ids:
+            return True
+    return False
+
+
 def engine_reasoning_ended(
     fmt: MarkerFormat, prompt_token_ids: list[int], ctx: ParseContext
 ) -> bool:
@@ -365,16 +378,10 @@ class MarkerPartitionParser(_BufferedSplitParser):
         fmt = cls.fmt
         if not fmt.thinking.of(ctx):
             return True
-        end = token_id(ctx.vocab, fmt.end[0])
         if not fmt.start:
+            end = token_id(ctx.vocab, fmt.end[0])
             return end is not None and end in prompt_token_ids
-        start = token_id(ctx.vocab, fmt.start[0])
-        for t in reversed(prompt_token_ids):
-            if t == start:
-                return False
-            if t == end:
-                return True
-        return False
+        return closed_in_prompt(prompt_token_ids, ctx.vocab, fmt.start[:1], fmt.end[:1])
 
     def _run(self, final: bool) -> tuple[str, str]:
         end = self.fmt.end[0]

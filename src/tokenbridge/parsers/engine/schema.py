@@ -2,14 +2,18 @@
 
 A value the model wrote as a string becomes the first type the tool's JSON schema allows that
 it parses as; the arguments are re-serialized only when some value changed. One copy for
-every family that coerces (the tag engine, Kimi K2, DeepSeek DSML, Granite, Gemma 4, …).
+every family that coerces (the tag engine, Kimi K2, DeepSeek DSML, Granite, Gemma 4, …), and
+the one place that finds a tool's schema in the request. Families whose vLLM parser converts
+values by rules of its own keep those rules beside their format (dots, Hunyuan, MiniCPM5,
+K2 Horizon: vLLM's ``dots``, ``hy_v3``/``hy_v4``, ``minicpm5`` and ``k2_horizon`` parsers each
+convert differently).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Iterator
 
 _TYPE_ALIASES = {
     **dict.fromkeys(("str", "text", "varchar", "char", "enum"), "string"),
@@ -139,15 +143,20 @@ def _coerce_object(args: dict, properties: dict) -> bool:
     return changed
 
 
+def _functions(tools: list[dict] | None) -> Iterator[dict]:
+    for tool in tools or []:
+        if isinstance(tool, dict) and tool.get("type", "function") == "function":
+            yield tool.get("function") or {}
+
+
+def function_tools(tools: list[dict] | None) -> Iterator[tuple[Any, Any]]:
+    """``(name, parameters)`` of each function tool of the request, in order."""
+    return ((fn.get("name"), fn.get("parameters")) for fn in _functions(tools))
+
+
 def tool_function(tools: list[dict] | None, name: str) -> dict | None:
     """The ``function`` object of the request's tool called ``name``, if there is one."""
-    for tool in tools or []:
-        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
-            continue
-        fn = tool.get("function") or {}
-        if fn.get("name") == name:
-            return fn
-    return None
+    return next((fn for fn in _functions(tools) if fn.get("name") == name), None)
 
 
 def tool_properties(tools: list[dict] | None, name: str) -> dict:

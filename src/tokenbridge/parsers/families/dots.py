@@ -17,6 +17,7 @@ from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
+from tokenbridge.parsers.engine.schema import tool_function
 
 START, END = "<dots_function_call>", "</dots_function_call>"
 _BLOCK = re.compile(rf"{START}\s*(.*?)\s*{END}", re.S)
@@ -83,16 +84,12 @@ def convert(value: str, declared: Any) -> Any:
 
 def tool_schema(tools: list[dict] | None, name: str) -> tuple[dict, dict]:
     """``(properties, $defs)`` of the first tool called ``name``."""
-    for tool in tools or []:
-        fn = (tool or {}).get("function") or {}
-        if fn.get("name") != name:
-            continue
-        params = fn.get("parameters")
-        if not isinstance(params, dict):
-            break
-        props, defs = params.get("properties", {}), params.get("$defs", {})
-        return (props if isinstance(props, dict) else {}), (defs if isinstance(defs, dict) else {})
-    return {}, {}
+    fn = tool_function(tools, name)
+    params = fn.get("parameters") if fn else None
+    if not isinstance(params, dict):
+        return {}, {}
+    props, defs = params.get("properties", {}), params.get("$defs", {})
+    return (props if isinstance(props, dict) else {}), (defs if isinstance(defs, dict) else {})
 
 
 def block_calls(body: str, tools: list[dict] | None) -> list[dict]:

@@ -10,7 +10,7 @@ import re
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.engine.held import Extraction, JsonFamily, WholeTextParser, as_content, held_calls_parser
 from tokenbridge.parsers.engine.json import dumps_args, name_of
-from tokenbridge.parsers.engine.lexer import token_id
+from tokenbridge.parsers.engine.reasoning import closed_in_prompt
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 
 
@@ -47,13 +47,7 @@ class Ernie45ReasoningParser(WholeTextParser):
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        start, end = token_id(ctx.vocab, "<think>"), token_id(ctx.vocab, "</think>")
-        for t in reversed(prompt_token_ids):
-            if t == start:
-                return False
-            if t == end:
-                return True
-        return False
+        return closed_in_prompt(prompt_token_ids, ctx.vocab, ("<think>",), ("</think>",))
 
     def split(self, text: str) -> tuple[str | None, str | None]:
         before, found, after = text.partition("<think>")

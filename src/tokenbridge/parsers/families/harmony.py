@@ -358,34 +358,6 @@ class HarmonyStream:
         self._parser = None
 
 
-class HarmonyStreamedCalls(ToolParser):
-    """gpt-oss calls for ``--tool-call-streaming incremental``: a call opens at its message
-    header, then its arguments stream (see ``HarmonyStream._stream_args``)."""
-
-    supports_required_and_named = False
-    engine_based = True
-    blank_content_is_null = False
-    streams_arguments = True
-
-    def __init__(self, ctx: ParseContext) -> None:
-        super().__init__(ctx)
-        self.stream = HarmonyStream(want_reasoning=False, want_tools=True, vocab=ctx.vocab, incremental=True)
-
-    def feed(self, text: str, token_ids: list[int]) -> Delta:
-        _, content, calls = self.stream.feed(token_ids)
-        return Delta(content=content, tool_calls=calls)
-
-    def finish(self) -> Delta:
-        _, content, calls = self.stream.finish()
-        return Delta(content=content, tool_calls=calls)
-
-    def snapshot(self) -> Any:
-        return self.stream.snapshot()
-
-    def restore(self, snap: Any) -> None:
-        self.stream.restore(snap)
-
-
 @tool_parser("openai", "gpt-oss", "harmony", family="harmony", render=RenderRules(structural_tag="harmony"))
 class HarmonyToolParser(ToolParser):
     """gpt-oss tool calls and content from the token ids; the text is not read.
@@ -397,11 +369,12 @@ class HarmonyToolParser(ToolParser):
     supports_required_and_named = False
     engine_based = True
     blank_content_is_null = False
-    incremental = HarmonyStreamedCalls
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self.stream = HarmonyStream(want_reasoning=False, want_tools=True, vocab=ctx.vocab)
+        self.stream = HarmonyStream(
+            want_reasoning=False, want_tools=True, vocab=ctx.vocab, incremental=self.streams_arguments
+        )
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         _, content, calls = self.stream.feed(token_ids)
@@ -416,6 +389,16 @@ class HarmonyToolParser(ToolParser):
 
     def restore(self, snap: Any) -> None:
         self.stream.restore(snap)
+
+
+class HarmonyStreamedCalls(HarmonyToolParser):
+    """gpt-oss calls for ``--tool-call-streaming incremental``: a call opens at its message
+    header, then its arguments stream (see ``HarmonyStream._stream_args``)."""
+
+    streams_arguments = True
+
+
+HarmonyToolParser.incremental = HarmonyStreamedCalls
 
 
 @reasoning_parser("openai_gptoss", "gpt-oss", "gpt_oss", family="harmony")

@@ -33,12 +33,13 @@ from typing import Any
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.held import (
-    Extraction, HeldBlockParser, JsonFamily, WholeTextParser, as_content, function_tools, held_calls_parser,
-    random_uuid,
+    Extraction, HeldBlockParser, JsonFamily, WholeTextParser, as_content, held_calls_parser, random_uuid,
 )
 from tokenbridge.parsers.engine.json import named_calls
-from tokenbridge.parsers.engine.lexer import token_id
-from tokenbridge.parsers.engine.reasoning import R1, MarkerFormat, MarkerPartitionParser, SwitchedReasoningParser
+from tokenbridge.parsers.engine.schema import function_tools
+from tokenbridge.parsers.engine.reasoning import (
+    R1, MarkerFormat, MarkerPartitionParser, SwitchedReasoningParser, closed_in_prompt,
+)
 from tokenbridge.parsers.engine.thinking import HUNYUAN_V3, HUNYUAN_V4
 
 _TYPE_ALIASES = {
@@ -169,7 +170,7 @@ class HYV3ToolParser(HeldBlockParser):
             found += self._open_call.findall(text.split(self.tags.call_end)[-1])
         else:
             found = self._open_call.findall(text)
-        tools = list(function_tools(self.ctx))
+        tools = list(function_tools(self.ctx.tools))
         calls = []
         for name, args in found:
             name = name.strip()
@@ -215,7 +216,7 @@ class HYV4ToolParser(HeldBlockParser):
         bodies = self._call.findall(block)
         if not block.count(t.call_start) == block.count(t.call_end) == len(bodies):
             raise ValueError("malformed tool_call tags")
-        tools = list(function_tools(self.ctx))
+        tools = list(function_tools(self.ctx.tools))
         calls = []
         for body in bodies:
             cut = body.find(t.key_start)
@@ -293,13 +294,7 @@ class HYV4ReasoningParser(MarkerPartitionParser):
         fmt = cls.format_for(ctx)
         if not fmt.thinking.of(ctx):
             return True
-        start, end = token_id(ctx.vocab, fmt.start[0]), token_id(ctx.vocab, fmt.end[0])
-        for t in reversed(prompt_token_ids):
-            if t == start and start is not None:
-                return False
-            if t == end and end is not None:
-                return True
-        return False
+        return closed_in_prompt(prompt_token_ids, ctx.vocab, fmt.start, fmt.end)
 
 
 # -- Hunyuan-A13B -------------------------------------------------------------------------------

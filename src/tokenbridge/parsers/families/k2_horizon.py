@@ -24,9 +24,9 @@ from typing import Any
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
-from tokenbridge.parsers.engine.held import Extraction, HeldBlockParser, WholeTextParser, function_tools
-from tokenbridge.parsers.engine.lexer import token_id
-from tokenbridge.parsers.engine.schema import coerce_string, schema_types
+from tokenbridge.parsers.engine.held import Extraction, HeldBlockParser, WholeTextParser
+from tokenbridge.parsers.engine.reasoning import closed_in_prompt
+from tokenbridge.parsers.engine.schema import coerce_string, function_tools, schema_types
 
 GROUP_START, GROUP_END = "<ifm|tool_calls>", "</ifm|tool_calls>"
 CALL_START, CALL_END = "<ifm|tool_call>", "</ifm|tool_call>"
@@ -105,7 +105,7 @@ class K2HorizonToolParser(HeldBlockParser):
     def _tool_name(self, name: Any) -> str:
         if not isinstance(name, str) or not name or any(c.isspace() for c in name):
             raise InvalidCall("invalid function name")
-        if self.ctx.tools and name not in {n for n, _ in function_tools(self.ctx)}:
+        if self.ctx.tools and name not in {n for n, _ in function_tools(self.ctx.tools)}:
             raise InvalidCall("unknown tool name")
         choice = self.ctx.tool_choice
         if isinstance(choice, dict):
@@ -115,7 +115,7 @@ class K2HorizonToolParser(HeldBlockParser):
         return name
 
     def _properties(self, name: str) -> dict:
-        for tool_name, parameters in function_tools(self.ctx):
+        for tool_name, parameters in function_tools(self.ctx.tools):
             if tool_name == name:
                 return (parameters or {}).get("properties", {})
         return {}
@@ -201,14 +201,8 @@ class K2HorizonReasoningParser(WholeTextParser):
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        start, end = (token_id(ctx.vocab, m) for m in cls._markers(ctx))
-        tool = token_id(ctx.vocab, GROUP_START)
-        for t in reversed(prompt_token_ids):
-            if t == start:
-                return False
-            if t == end or t == tool:
-                return True
-        return False
+        start, end = cls._markers(ctx)
+        return closed_in_prompt(prompt_token_ids, ctx.vocab, (start,), (end, GROUP_START))
 
     def split(self, text: str) -> tuple[str | None, str | None]:
         start, end = self._markers(self.ctx)

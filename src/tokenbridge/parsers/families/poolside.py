@@ -21,11 +21,11 @@ from typing import Any
 
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
-from tokenbridge.parsers.engine.lexer import token_id
-from tokenbridge.parsers.engine.reasoning import IdentityReasoningParser, SwitchedReasoningParser
+from tokenbridge.parsers.engine.reasoning import IdentityReasoningParser, SwitchedReasoningParser, closed_in_prompt
 from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_OFF
 from tokenbridge.parsers.engine.json import dumps_args
-from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
+from tokenbridge.parsers.engine.held import HeldBlockParser
+from tokenbridge.parsers.engine.schema import function_tools
 from tokenbridge.parsers.engine.held import Extraction, as_content
 
 START = "<tool_call>"
@@ -58,7 +58,7 @@ class PoolsideV1ToolParser(HeldBlockParser):
         return (START,)
 
     def _is_string(self, function: str, key: str) -> bool:
-        for name, parameters in function_tools(self.ctx):
+        for name, parameters in function_tools(self.ctx.tools):
             if name == function:
                 if parameters is None:
                     return False
@@ -97,14 +97,4 @@ class PoolsideV1ReasoningParser(SwitchedReasoningParser):
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         if cls._pick(ctx) is IdentityReasoningParser:
             return True
-        vocab = ctx.vocab
-        start, end = token_id(vocab, "<think>"), token_id(vocab, "</think>")
-        turn = token_id(vocab, "<assistant>")
-        for t in reversed(prompt_token_ids):
-            if t == start:
-                return False
-            if t == end:
-                return True
-            if t == turn:
-                return False
-        return False
+        return closed_in_prompt(prompt_token_ids, ctx.vocab, ("<think>", "<assistant>"), ("</think>",))

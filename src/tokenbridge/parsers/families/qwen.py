@@ -136,6 +136,12 @@ Qwen3ReasoningParser = register_format(
 NEMOTRON_V3 = replace(QWEN3, strip_trailing_whitespace=True)
 
 
+def forces_nonempty_content(ctx: ParseContext) -> bool:
+    """``enable_thinking: false`` or ``force_nonempty_content``: a blank content takes the reasoning."""
+    kw = ctx.chat_template_kwargs or {}
+    return kw.get("enable_thinking") is False or kw.get("force_nonempty_content") is True
+
+
 class NemotronV3ReasoningParser(MarkerEngineParser):
     """Nemotron-3: Qwen3 rules; with ``enable_thinking: false`` or ``force_nonempty_content``
     a blank content swaps places with the reasoning, so both are held until the end."""
@@ -145,8 +151,7 @@ class NemotronV3ReasoningParser(MarkerEngineParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        kw = ctx.chat_template_kwargs or {}
-        self.force = kw.get("enable_thinking") is False or kw.get("force_nonempty_content") is True
+        self.force = forces_nonempty_content(ctx)
         self.held: list[str] | None = ["", ""] if self.force else None
 
     def _route(self, r: str, c: str, final: bool) -> tuple[str, str]:
@@ -200,8 +205,7 @@ class GraniteThinkingReasoningParser(MarkerEngineParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        kw = ctx.chat_template_kwargs or {}
-        self.force = kw.get("enable_thinking") is False or kw.get("force_nonempty_content") is True
+        self.force = forces_nonempty_content(ctx)
         self.content_seen = False  # raw content (even a newline) arrived: no swap
         self.content_started = False  # a non-newline content character arrived
         self.held = ""  # reasoning held while a swap is possible

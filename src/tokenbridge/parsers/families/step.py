@@ -29,7 +29,8 @@ from tokenbridge.parsers.engine.thinking import ALWAYS_ON
 from tokenbridge.parsers.families.qwen import QWEN3, qwen_coder_family
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.json import dumps_args
-from tokenbridge.parsers.engine.held import HeldBlockParser, function_tools
+from tokenbridge.parsers.engine.held import HeldBlockParser
+from tokenbridge.parsers.engine.schema import function_tools
 from tokenbridge.parsers.engine.held import Extraction, as_content
 
 CALLS_BEGIN, CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
@@ -67,7 +68,7 @@ class Step3ToolParser(HeldBlockParser):
         return (CALLS_BEGIN,)
 
     def _arguments(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        for tool_name, schema in function_tools(self.ctx):
+        for tool_name, schema in function_tools(self.ctx.tools):
             if tool_name == name:
                 properties = (schema or {}).get("properties", {})
                 for key, value in params.items():
