@@ -68,7 +68,7 @@ def _run(cfg: ServeConfig, req: ChatCompletionRequest, pieces: list[str]):
             snap = msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot()))
             p = build_choice_parser(model, cfg, req, None)
             p.restore(snap)
-        d = p.feed(piece, []) if piece is not None else p.finish()
+        d = p.feed(piece, []) if piece is not None else p.finish().delta
         content += d.content
         reasoning += d.reasoning
         for tc in d.tool_calls:

@@ -80,11 +80,11 @@ def run(
         snap = p.snapshot()
         p = _choice_parser(c, tools)
         p.restore(snap)
-    take(p.finish())
-    empty_content, empty_reasoning = p.empty_values()
+    final = p.finish()
+    take(final.delta)
     return (
-        reasoning or empty_reasoning,
-        content or empty_content,
+        reasoning or final.empty_reasoning,
+        content or final.empty_content,
         [tuple(calls[i]) for i in sorted(calls)],
     )
 

@@ -316,14 +316,15 @@ def answer(case: dict, pieces: list[str] | None = None, restore: bool = False):
             p = make_parser(case)
             p.restore(snap)
         deltas.append(p.feed(piece, []))
-    deltas.append(p.finish())
+    final = p.finish()
+    deltas.append(final.delta)
     for d in deltas:
         content += d.content
         for tc in d.tool_calls:
             name, args = calls.get(tc.index, (None, ""))
             assert name is None or tc.name is None, "a call's name arrives once"
             calls[tc.index] = (name or tc.name, args + tc.arguments)
-    return content or p.empty_values()[0], [calls[i] for i in sorted(calls)]
+    return content or final.empty_content, [calls[i] for i in sorted(calls)]
 
 
 @pytest.mark.parametrize(

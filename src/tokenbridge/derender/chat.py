@@ -74,15 +74,16 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
         if parsed:
             # vLLM hands its parser the prompt ids of the generate response only.
             p = build_choice_parser(model, cfg, chat_req, gen.prompt_token_ids)
-            content, reasoning, calls = accumulate([p.feed(text, list(c.token_ids)), p.finish()])
-            empty_content, empty_reasoning = p.empty_values()
-            message["content"] = content or empty_content
+            fed = p.feed(text, list(c.token_ids))
+            final = p.finish()
+            content, reasoning, calls = accumulate([fed, final.delta])
+            message["content"] = content or final.empty_content
             if calls:
                 message["tool_calls"] = [
                     {"id": tc["id"], "type": "function", "function": {"name": tc["name"], "arguments": tc["arguments"]}}
                     for tc in calls
                 ]
-            message["reasoning"] = reasoning or empty_reasoning
+            message["reasoning"] = reasoning or final.empty_reasoning
         else:
             message["reasoning"] = None
         tool_choice = chat_req.tool_choice if chat_req is not None else None

@@ -13,7 +13,7 @@ from typing import Any
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
+from tokenbridge.parsers.base import Delta, Final, ParseContext, ToolCallDelta
 from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice, StreamedRequiredToolChoice
 from tokenbridge.parsers.output import OutputParser
 from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
@@ -22,6 +22,7 @@ from tokenbridge.protocol.openai import ChatCompletionRequest
 
 
 def new_tool_call_id() -> str:
+    """vLLM's default id (quirk default_call_id)."""
     return f"chatcmpl-tool-{random_hex(8)}"
 
 
@@ -59,7 +60,7 @@ class ChoiceParser:
             return d  # nothing to gate or hold: most chunks of a stream
         calls = []
         for tc in d.tool_calls:
-            if not self.parallel and tc.index > 0:
+            if not self.parallel and tc.index > 0:  # quirk first_call_only
                 continue
             if tc.index >= self.started_calls:
                 self.started_calls = tc.index + 1
@@ -76,7 +77,7 @@ class ChoiceParser:
             else:
                 self.ws, content = pending, ""
                 if final and not self.calls:
-                    # blank text alone is kept, except where a call was forced (vLLM: empty)
+                    # blank text alone is kept, except where a call was forced (quirk forced_blank_is_empty)
                     content, self.ws = ("" if self.forced else pending), None
         if self.filter is not None:
             content = self.filter.feed(content) + (self.filter.finish() if final else "")
@@ -85,27 +86,24 @@ class ChoiceParser:
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         return self._gate(self.inner.feed(text, token_ids), False)
 
-    def finish(self) -> Delta:
-        return self._gate(self.inner.finish(), True)
-
-    def empty_values(self) -> tuple[str | None, str | None]:
-        """What vLLM's one-shot message holds for content and reasoning that came out empty:
-        ``""`` where the text passed through a stage untouched, else null."""
+    def finish(self) -> Final:
+        """The last delta, with what vLLM's one-shot message holds for a field that came out
+        empty: ``""`` where the text passed through a stage untouched, else null."""
+        delta = self._gate(self.inner.finish(), True)
         r = self.inner.reasoning
-        content = "" if r is None else r.empty_content
+        content = "" if r is None else r.empty_content  # quirk identity_content_kept_empty
         tool = self.inner.tool
-        # An engine parser that found no call leaves null; under tool_choice "none" it
-        # reports its own empty value.
         if self.calls or (tool is not None and tool.null_content):
-            content = None
+            content = None  # quirk blank_content_null_with_calls
         elif self.dropping is not None:
-            content = self.dropping.inner.empty_content
+            content = self.dropping.inner.empty_content  # quirk engine_none_keeps_parser_content
         elif self.engine:
-            content = None
+            content = None  # quirk engine_no_call_null_content
         if self.forced:
-            content = ""
+            content = ""  # quirk forced_content_empty
+        # quirk no_reasoning_when_excluded
         reasoning = r.empty_reasoning if r is not None and self.inner.ctx.include_reasoning else None
-        return content, reasoning
+        return Final(delta, content, reasoning)
 
     def snapshot(self) -> list:
         snap = [self.inner.snapshot(), self.ws, self.calls, self.started_calls]

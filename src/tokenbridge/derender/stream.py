@@ -294,7 +294,7 @@ class _ChatStream:
         else:
             parsed = self.parser.feed(text, delta_ids) if delta_ids else Delta()
             if finishing:
-                parsed = merge_deltas(parsed, self.parser.finish())
+                parsed = merge_deltas(parsed, self.parser.finish().delta)
             delta["content"] = parsed.content or None
             delta["reasoning"] = parsed.reasoning or None
             if parsed.tool_calls:

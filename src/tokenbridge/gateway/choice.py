@@ -184,7 +184,7 @@ class ChatChoice:
         else:
             parsed = self.parser.feed(st.text, st.token_ids) if (st.text or st.token_ids) else Delta()
             if finishing:
-                parsed = merge_deltas(parsed, self.parser.finish())
+                parsed = merge_deltas(parsed, self.parser.finish().delta)
             delta = {}
             if parsed.reasoning:
                 delta["reasoning"] = parsed.reasoning

@@ -35,6 +35,15 @@ class Delta(msgspec.Struct, omit_defaults=True):
         return bool(self.content or self.reasoning or self.tool_calls)
 
 
+class Final(msgspec.Struct):
+    """The end of a parse: its last delta, and what vLLM's one-shot message holds for content and
+    reasoning that came out empty (``""``, or ``None`` for null; see ``parsers.quirks``)."""
+
+    delta: Delta
+    empty_content: str | None = None
+    empty_reasoning: str | None = None
+
+
 def merge_deltas(first: Delta, second: Delta) -> Delta:
     """One delta from a parser's feed and its finish (a stream's last chunk): one entry per
     tool-call index."""
