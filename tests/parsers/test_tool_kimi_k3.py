@@ -81,7 +81,7 @@ def test_calls_are_emitted_when_their_block_closes():
     p = cls(ParseContext(tools=TOOLS, tool_choice="auto"))
     d = p.feed("Hi" + R_CLOSE + TOOLS_OPEN + WEATHER, [])
     assert d.content == "" and [(t.index, t.name) for t in d.tool_calls] == [(0, "get_weather")]
-    assert len(p.snapshot()[0]) > 0  # content undecided: the output is held
+    assert len(p.snapshot()._buf) > 0  # content undecided: the output is held
     f = p.finish()
     assert f.content == "Hi" and f.tool_calls == []
 
@@ -91,7 +91,7 @@ def test_decided_content_frees_the_held_text():
     p = cls(ParseContext(tools=TOOLS, tool_choice="auto"))
     d = p.feed(R_OPEN + "Hello" + R_CLOSE + TOOLS_OPEN + WEATHER + TOOLS_CLOSE, [])
     assert d.content == "Hello" and len(d.tool_calls) == 1
-    assert p.snapshot()[0] == ""
+    assert p.snapshot()._buf == ""
     assert p.feed(TOOLS_OPEN + WEATHER, []) == Delta()
 
 

@@ -110,9 +110,10 @@ class Stateful:
     State: ClassVar[type[ParserState] | None] = None
 
     def snapshot(self) -> Any:
-        state = self.State
-        if state is None:
-            return None
+        return None if self.State is None else self.state_as(self.State)
+
+    def state_as(self, state: type[ParserState]) -> ParserState:
+        """The attributes ``state`` names, as a ``state`` (a subclass nests its base's state)."""
         d = self.__dict__
         return state(*[d[f] for f in state.__struct_fields__])
 

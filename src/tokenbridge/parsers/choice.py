@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import json
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.json_calls import CallObject
 
 
+class NamedState(ParserState):
+    pending: str  # blank content so far
+    started: bool  # the call is open: content is its arguments
+
+
 class NamedToolChoice(ToolParser):
     """Streams the content as the arguments of the named function once it is non-blank."""
+
+    State = NamedState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -36,11 +43,6 @@ class NamedToolChoice(ToolParser):
     def finish(self) -> Delta:
         return Delta()
 
-    def snapshot(self):
-        return [self.pending, self.started]
-
-    def restore(self, snap) -> None:
-        self.pending, self.started = str(snap[0]), bool(snap[1])
 
 
 class RequiredToolChoice(ToolParser):
@@ -75,7 +77,9 @@ class RequiredToolChoice(ToolParser):
         return self.buf
 
     def restore(self, snap) -> None:
-        self.buf = str(snap)
+        if not isinstance(snap, str):
+            raise ValueError("bad tool parser state")
+        self.buf = snap
 
 
 LIST_OPEN, ITEM_OR_CLOSE, ITEM, ITEM_CALL, AFTER_ITEM, LIST_DONE, LIST_BROKEN = range(7)

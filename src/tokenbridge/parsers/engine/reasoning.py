@@ -22,9 +22,9 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from tokenbridge.parsers.base import ParseContext, ReasoningParser
+from tokenbridge.parsers.base import ParseContext, ParserState, ReasoningParser
 from tokenbridge.parsers.engine.lexer import partial_suffix, special_token_texts, token_id
 from tokenbridge.parsers.engine.thinking import ALWAYS_ON, ThinkingSwitch
 from tokenbridge.parsers.registry import reasoning_parser
@@ -231,9 +231,17 @@ class _BufferedSplitParser(ReasoningParser):
         return self._route(*self._run(final=True), True)
 
 
+class EngineState(ParserState):
+    in_reasoning: bool
+    buf: str  # a possible partial marker
+    held_ws: str  # trailing whitespace of the reasoning, dropped if it ends it
+    in_span: bool
+
+
 class MarkerEngineParser(_BufferedSplitParser):
     """vLLM's parser-engine reasoning pass over one ``MarkerFormat`` (see module docstring)."""
 
+    State = EngineState
     engine_based = True
 
     fmt: ClassVar[MarkerFormat]
@@ -332,22 +340,10 @@ class MarkerEngineParser(_BufferedSplitParser):
             self.held_ws = ""
         return "".join(r), "".join(c)
 
-    # -- interface --------------------------------------------------------------------------
 
-    def snapshot(self) -> Any:
-        return [self.in_reasoning, self.buf, self.held_ws, self.in_span]
-
-    def restore(self, snap: Any) -> None:
-        if not (
-            isinstance(snap, list)
-            and len(snap) == 4
-            and isinstance(snap[0], bool)
-            and isinstance(snap[1], str)
-            and isinstance(snap[2], str)
-            and isinstance(snap[3], bool)
-        ):
-            raise ValueError("bad reasoning parser state")
-        self.in_reasoning, self.buf, self.held_ws, self.in_span = snap
+class PartitionState(ParserState):
+    state: Literal[0, 1, 2]  # before the start marker, in reasoning, in content
+    buf: str
 
 
 class MarkerPartitionParser(_BufferedSplitParser):
@@ -362,6 +358,7 @@ class MarkerPartitionParser(_BufferedSplitParser):
     START_WINDOW: ClassVar[int] = 64
     empty_reasoning = ""
 
+    State = PartitionState
     _PRE, _REASONING, _CONTENT = range(3)
 
     def __init__(self, ctx: ParseContext) -> None:
@@ -407,19 +404,6 @@ class MarkerPartitionParser(_BufferedSplitParser):
             return r, ""
         c, self.buf = self.buf, ""
         return "", c
-
-    def snapshot(self) -> Any:
-        return [self.state, self.buf]
-
-    def restore(self, snap: Any) -> None:
-        if not (
-            isinstance(snap, list)
-            and len(snap) == 2
-            and snap[0] in (self._PRE, self._REASONING, self._CONTENT)
-            and isinstance(snap[1], str)
-        ):
-            raise ValueError("bad reasoning parser state")
-        self.state, self.buf = snap
 
 
 def register_format(

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, Literal
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.reasoning import R1, MarkerPartitionParser, SwitchedReasoningParser, register_format
 from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_OFF, EITHER_FLAG_DEFAULT_ON
@@ -87,6 +87,11 @@ def extract(fmt: Format, text: str) -> tuple[str, list[tuple[str, str]]]:
     return content, calls
 
 
+class DeepSeekState(ParserState):
+    _held: str
+    _holding: bool  # a calls section began: held to the end
+    _blank: str | None  # leading content while it is all whitespace
+
 class DeepSeekToolParser(ToolParser):
     """Streams content up to the first tool marker, then decides the rest at ``finish()``.
 
@@ -95,6 +100,8 @@ class DeepSeekToolParser(ToolParser):
     vLLM's strict structural tags for these models make required/named choices fall back to
     this parser.
     """
+
+    State = DeepSeekState
 
     supports_required_and_named: ClassVar[bool] = False
     format: Format = FORMATS["deepseek_v3"]
@@ -144,23 +151,15 @@ class DeepSeekToolParser(ToolParser):
             tool_calls=[ToolCallDelta(index=i, name=n, arguments=a) for i, (n, a) in enumerate(calls)],
         )
 
-    def snapshot(self) -> Any:
-        return [self._held, self._holding, self._blank]
-
-    def restore(self, snap: Any) -> None:
-        if (
-            not isinstance(snap, list)
-            or len(snap) != 3
-            or not isinstance(snap[0], str)
-            or not isinstance(snap[1], bool)
-            or not (snap[2] is None or isinstance(snap[2], str))
-        ):
-            raise ValueError("bad deepseek tool parser state")
-        self._held, self._holding, self._blank = snap
-
-
 CONTENT, SECTION, HEADER, ARGS, TAIL, BROKEN = range(6)
 
+
+class StreamedDeepSeekState(ParserState):
+    _mode: Literal[0, 1, 2, 3, 4, 5]
+    _buf: str
+    _index: int
+    _blank: str | None
+    _section: bool
 
 class StreamedDeepSeekCalls(ToolParser):
     """``--tool-call-streaming incremental``: a call opens when its header (V3: ``function``,
@@ -173,6 +172,8 @@ class StreamedDeepSeekCalls(ToolParser):
     the output (from that call) into content; a marker out of place (a call before the section,
     a call after its end) does too; a call cut short stands as sent.
     """
+
+    State = StreamedDeepSeekState
 
     supports_required_and_named: ClassVar[bool] = False
     streams_arguments = True
@@ -302,23 +303,6 @@ class StreamedDeepSeekCalls(ToolParser):
         calls.append(ToolCallDelta(self._index, name=name))
         self._mode = ARGS
         return rest
-
-    def snapshot(self) -> Any:
-        return [self._mode, self._buf, self._index, self._blank, self._section]
-
-    def restore(self, snap: Any) -> None:
-        if (
-            not isinstance(snap, list)
-            or len(snap) != 5
-            or snap[0] not in range(6)
-            or not isinstance(snap[1], str)
-            or not isinstance(snap[2], int)
-            or not (snap[3] is None or isinstance(snap[3], str))
-            or not isinstance(snap[4], bool)
-        ):
-            raise ValueError("bad deepseek tool parser state")
-        self._mode, self._buf, self._index, self._blank, self._section = snap
-
 
 _CALLS_BEGIN, _CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 _CALL_BEGIN, _CALL_END, _SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"

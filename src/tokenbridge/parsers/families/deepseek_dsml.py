@@ -24,9 +24,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.lexer import special_token_texts
 from tokenbridge.parsers.engine.calls import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
@@ -168,12 +170,23 @@ def unwrap_arguments(args_json: str, name: str, tools: list[dict] | None) -> str
     return args_json
 
 
+class DsmlState(ParserState):
+    _state: Literal["content", "reasoning", "preamble", "name", "args", "between"]
+    _pending: str
+    _blank: str | None
+    _header: str
+    _body: str
+    _index: Annotated[int, msgspec.Meta(ge=0)]
+    _wrapped: list[Annotated[list[str], msgspec.Meta(min_length=2, max_length=2)]]
+
 class DsmlToolParser(EngineToolParser):
     """Content until the first call marker; then each call whole at its end.
 
     Engine-based in vLLM (so it also runs under ``tool_choice="none"``), and its strict
     structural tags make required/named choices fall back to it.
     """
+
+    State = DsmlState
 
     supports_required_and_named: ClassVar[bool] = False
     engine_based: ClassVar[bool] = True
@@ -236,32 +249,6 @@ class DsmlToolParser(EngineToolParser):
         return final_name, fix_arg_types(args, final_name, tools)
 
     # ToolParser ------------------------------------------------------------------------
-
-    def snapshot(self) -> Any:
-        return [self._state, self._pending, self._blank, self._header, self._body, self._index,
-                self._wrapped]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 7:
-            raise ValueError("bad DSML tool parser state")
-        state, pending, blank, name, args, index, wrapped = snap
-        if (
-            state not in _STATES
-            or not all(isinstance(s, str) for s in (pending, name, args))
-            or not (blank is None or isinstance(blank, str))
-            or not isinstance(index, int)
-            or index < 0
-            or not isinstance(wrapped, list)
-            or not all(
-                isinstance(w, list) and len(w) == 2 and all(isinstance(s, str) for s in w)
-                for w in wrapped
-            )
-        ):
-            raise ValueError("bad DSML tool parser state")
-        self._state, self._pending, self._blank = state, pending, blank
-        self._header, self._body, self._index = name, args, index
-        self._wrapped = [list(w) for w in wrapped]
-
 
 def _register(name: str, *aliases: str) -> None:
     cls = type(

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.base import ParseContext, ParserState
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import special_token_texts, token_id
-from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat
+from tokenbridge.parsers.engine.reasoning import EngineState, MarkerEngineParser, MarkerFormat
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_OFF
 from tokenbridge.parsers.engine.json import name_and_args_from_json
 from tokenbridge.parsers.engine.schema import fix_arg_types
@@ -257,12 +257,20 @@ GEMMA4 = MarkerFormat(
 )
 
 
+class Gemma4State(ParserState):
+    base: EngineState
+    pending: str | None  # output held until a ``<|channel>`` settles the opener question
+    label: str  # reasoning that may still be the ``thought\\n`` label
+    label_done: bool
+
+
 @reasoning_parser("gemma4", family="gemma4")
 class Gemma4ReasoningParser(MarkerEngineParser):
     """Gemma-4 ``<|channel>thought\\n…<channel|>`` reasoning (vLLM's Gemma4 engine)."""
 
     fmt = GEMMA4
     name = "gemma4"
+    State = Gemma4State
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -335,17 +343,9 @@ class Gemma4ReasoningParser(MarkerEngineParser):
                 text = CHANNEL_START + text
         return self._engine(text, True)
 
-    def snapshot(self) -> Any:
-        return [super().snapshot(), self.pending, self.label, self.label_done]
+    def snapshot(self) -> Gemma4State:
+        return Gemma4State(self.state_as(EngineState), self.pending, self.label, self.label_done)
 
-    def restore(self, snap: Any) -> None:
-        if not (
-            isinstance(snap, list)
-            and len(snap) == 4
-            and (snap[1] is None or isinstance(snap[1], str))
-            and isinstance(snap[2], str)
-            and isinstance(snap[3], bool)
-        ):
-            raise ValueError("bad reasoning parser state")
-        super().restore(snap[0])
-        self.pending, self.label, self.label_done = snap[1:]
+    def load(self, state: Gemma4State) -> None:
+        super().load(state.base)
+        self.pending, self.label, self.label_done = state.pending, state.label, state.label_done

@@ -17,9 +17,11 @@ through stripped, except that string values are coerced to the tool schema's dec
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import Annotated, ClassVar, Literal
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.lexer import special_token_texts
 from tokenbridge.parsers.engine.calls import ARGS, BETWEEN, CONTENT, NAME, PREAMBLE, EngineToolParser
@@ -93,12 +95,22 @@ def resolve_call(header: str, body: str, tools: list[dict] | None) -> tuple[str 
     return call_id, name, fix_arg_types(args, name, tools)
 
 
+class KimiK2State(ParserState):
+    _state: Literal["content", "preamble", "name", "args", "between"]
+    _pending: str
+    _blank: str | None
+    _header: str
+    _body: str
+    _index: Annotated[int, msgspec.Meta(ge=0)]
+
 class KimiK2ToolParser(EngineToolParser):
     """Content until the section starts; then each call whole at its end marker.
 
     Engine-based in vLLM (so it also runs under ``tool_choice="none"``), and its strict
     structural tags make required/named choices fall back to it.
     """
+
+    State = KimiK2State
 
     supports_required_and_named: ClassVar[bool] = False
     engine_based: ClassVar[bool] = True
@@ -147,25 +159,6 @@ class KimiK2ToolParser(EngineToolParser):
         # Kimi ends outside content in the section preamble (its BETWEEN reads alike).
         self._state = CONTENT if self._state == CONTENT else PREAMBLE
         return out
-
-    def snapshot(self) -> Any:
-        return [self._state, self._pending, self._blank, self._header, self._body, self._index]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 6:
-            raise ValueError("bad kimi tool parser state")
-        state, pending, ws, header, body, index = snap
-        if (
-            state not in (CONTENT, PREAMBLE, NAME, ARGS, BETWEEN)
-            or not all(isinstance(s, str) for s in (pending, header, body))
-            or not (ws is None or isinstance(ws, str))
-            or not isinstance(index, int)
-            or index < 0
-        ):
-            raise ValueError("bad kimi tool parser state")
-        self._state, self._pending, self._blank = state, pending, ws
-        self._header, self._body, self._index = header, body, index
-
 
 #: vLLM's structural-tag model ``kimi``.
 KIMI_GRAMMAR = ToolCallGrammar(

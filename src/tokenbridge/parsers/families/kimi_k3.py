@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.thinking import KIMI_K3
 from tokenbridge.parsers.engine.held import WholeTextParser
@@ -86,6 +88,14 @@ def fallback_content(before: str) -> str:
     return MESSAGE_CLOSE.sub("", before)
 
 
+class KimiK3State(ParserState):
+    _buf: str
+    _content_done: bool
+    _in_section: bool
+    _section_closed: bool
+    _matched: Annotated[int, msgspec.Meta(ge=0)]
+    _index: Annotated[int, msgspec.Meta(ge=0)]
+
 class KimiK3ToolParser(ToolParser):
     """Holds the output until its content is decided; emits each call block when it closes.
 
@@ -93,6 +103,8 @@ class KimiK3ToolParser(ToolParser):
     too (content unwrapped, calls dropped), as it does for engine-based families. Named and
     required choices fall back to it (``supports_required_and_named`` is False in vLLM).
     """
+
+    State = KimiK3State
 
     supports_required_and_named: ClassVar[bool] = False
     engine_based: ClassVar[bool] = True
@@ -166,23 +178,6 @@ class KimiK3ToolParser(ToolParser):
             self._read_calls(out)
         self._buf, self._section_closed = "", True
         return out
-
-    def snapshot(self) -> Any:
-        return [self._buf, self._content_done, self._in_section, self._section_closed,
-                self._matched, self._index]
-
-    def restore(self, snap: Any) -> None:
-        if (
-            not isinstance(snap, list)
-            or len(snap) != 6
-            or not isinstance(snap[0], str)
-            or not all(isinstance(f, bool) for f in snap[1:4])
-            or not all(isinstance(n, int) and n >= 0 for n in snap[4:])
-        ):
-            raise ValueError("bad kimi_k3 tool parser state")
-        self._buf, self._content_done, self._in_section, self._section_closed = snap[:4]
-        self._matched, self._index = snap[4], snap[5]
-
 
 tool_parser("kimi_k3", family="kimi_k3")(KimiK3ToolParser)
 KimiK3ToolParser.name = "kimi_k3"

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from tokenbridge.parsers.base import ParseContext
+import msgspec
+
+from tokenbridge.parsers.base import ParseContext, ParserState, Stateful
 from tokenbridge.parsers.engine.reasoning import (
+    EngineState,
     DROP,
     MarkerEngineParser,
     MarkerFormat,
@@ -44,7 +47,12 @@ _LATEX = {"(": "\\)", "[": "\\]"}
 _UNDECIDED_TAILS = frozenset(("`", "``", "$", "\\", "\\r", "\\r\\"))
 
 
-class EscapedNewlines:
+class EscapedState(ParserState):
+    closer: Literal["`", "```", "$", "$$", "\\)", "\\]"] | None  # the open verbatim span's
+    held: Annotated[str, msgspec.Meta(max_length=4096)]  # the undecided tail
+
+
+class EscapedNewlines(Stateful):
     """Streams text with ``\\n``/``\\r``/``\\r\\n`` turned into newlines outside verbatim spans.
 
     ``feed`` returns what is decided; an undecided tail (see ``_UNDECIDED_TAILS``, a run of
@@ -52,7 +60,7 @@ class EscapedNewlines:
     State: the open span's closer and the held tail.
     """
 
-    __slots__ = ("closer", "held")
+    State = EscapedState
 
     def __init__(self) -> None:
         self.closer: str | None = None
@@ -127,20 +135,6 @@ class EscapedNewlines:
     def finish(self) -> str:
         return self.feed("", final=True)
 
-    def snapshot(self) -> list[Any]:
-        return [self.closer, self.held]
-
-    def restore(self, snap: Any) -> None:
-        if not (
-            isinstance(snap, list)
-            and len(snap) == 2
-            and (snap[0] is None or snap[0] in ("`", "```", "$", "$$", "\\)", "\\]"))
-            and isinstance(snap[1], str)
-            and len(snap[1]) <= 4096
-        ):
-            raise ValueError("bad escaped-newline state")
-        self.closer, self.held = snap
-
 
 def _partial_closer_at(buf: str, pos: int, closer: str) -> int:
     """The first ``j >= pos`` where ``buf[j:]`` is a proper prefix of ``closer``, else ``len``."""
@@ -171,12 +165,18 @@ def _passthrough_lexer(fmt: MarkerFormat, vocab: Any) -> MarkerLexer:
     return lexer
 
 
+class MiniCPMVState(ParserState):
+    base: EngineState
+    reasoning_filter: EscapedState
+
+
 @reasoning_parser("minicpmv", family="minicpmv")
 class MiniCPMVReasoningParser(MarkerEngineParser):
     """MiniCPM-V (vLLM's ``minicpmv``): see the module docstring."""
 
     fmt = MINICPMV
     name = "minicpmv"
+    State = MiniCPMVState
 
     def __init__(self, ctx: ParseContext) -> None:
         self.fmt = self.format_for(ctx)
@@ -210,11 +210,9 @@ class MiniCPMVReasoningParser(MarkerEngineParser):
         r, c = super().finish()
         return self._reasoning(r, True), c
 
-    def snapshot(self) -> Any:
-        return [super().snapshot(), self.reasoning_filter.snapshot()]
+    def snapshot(self) -> MiniCPMVState:
+        return MiniCPMVState(self.state_as(EngineState), self.reasoning_filter.snapshot())
 
-    def restore(self, snap: Any) -> None:
-        if not (isinstance(snap, list) and len(snap) == 2):
-            raise ValueError("bad reasoning parser state")
-        super().restore(snap[0])
-        self.reasoning_filter.restore(snap[1])
+    def load(self, state: MiniCPMVState) -> None:
+        super().load(state.base)
+        self.reasoning_filter.load(state.reasoning_filter)

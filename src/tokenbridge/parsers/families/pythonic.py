@@ -19,7 +19,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
 
 _IDENT = re.compile(r"[a-zA-Z]\w*")
@@ -161,8 +161,14 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+class PythonicState(ParserState):
+    _held: str  # output that may still be a call list
+    _content_mode: bool  # it is not one: the rest is content
+
 class PythonicToolParser(ToolParser):
     """Holds output that may be a call list until ``finish()``; streams other output."""
+
+    State = PythonicState
 
     variant: Variant = VARIANTS["pythonic"]
 
@@ -202,20 +208,6 @@ class PythonicToolParser(ToolParser):
         return Delta(
             tool_calls=[ToolCallDelta(index=i, name=n, arguments=a) for i, (n, a) in enumerate(calls)]
         )
-
-    def snapshot(self) -> Any:
-        return [self._held, self._content_mode]
-
-    def restore(self, snap: Any) -> None:
-        if (
-            not isinstance(snap, list)
-            or len(snap) != 2
-            or not isinstance(snap[0], str)
-            or not isinstance(snap[1], bool)
-        ):
-            raise ValueError("bad pythonic tool parser state")
-        self._held, self._content_mode = snap
-
 
 def _register(name: str, *aliases: str) -> None:
     cls = type(

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Annotated, Any, Callable
 
-from tokenbridge.parsers.base import ParseContext
+import msgspec
+
+from tokenbridge.parsers.base import ParseContext, ParserState
 from tokenbridge.parsers.declare import CallSpelling, RenderRules, triggered_calls
-from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
+from tokenbridge.parsers.engine.reasoning import EngineState, MarkerEngineParser, MarkerFormat, register_format
 from tokenbridge.parsers.engine.tags import (
     ARG, ARGS, BETWEEN, CALL_END, CALL_START, CONTENT, NAME, PREAMBLE, REASONING, REASONING_END, Family,
     family_parser, to,
@@ -142,12 +144,18 @@ def forces_nonempty_content(ctx: ParseContext) -> bool:
     return kw.get("enable_thinking") is False or kw.get("force_nonempty_content") is True
 
 
+class NemotronState(ParserState):
+    base: EngineState
+    held: Annotated[list[str], msgspec.Meta(min_length=2, max_length=2)] | None  # [reasoning, content]
+
+
 class NemotronV3ReasoningParser(MarkerEngineParser):
     """Nemotron-3: Qwen3 rules; with ``enable_thinking: false`` or ``force_nonempty_content``
     a blank content swaps places with the reasoning, so both are held until the end."""
 
     fmt = NEMOTRON_V3
     name = "nemotron_v3"
+    State = NemotronState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -172,19 +180,12 @@ class NemotronV3ReasoningParser(MarkerEngineParser):
         self.empty_reasoning = None if self.thinking else ""
         return c, r
 
-    def snapshot(self) -> Any:
-        return [super().snapshot(), self.held]
+    def snapshot(self) -> NemotronState:
+        return NemotronState(self.state_as(EngineState), self.held)
 
-    def restore(self, snap: Any) -> None:
-        if not (isinstance(snap, list) and len(snap) == 2):
-            raise ValueError("bad reasoning parser state")
-        held = snap[1]
-        if held is not None and not (
-            isinstance(held, list) and len(held) == 2 and all(isinstance(x, str) for x in held)
-        ):
-            raise ValueError("bad reasoning parser state")
-        super().restore(snap[0])
-        self.held = held
+    def load(self, state: NemotronState) -> None:
+        super().load(state.base)
+        self.held = state.held
 
 
 reasoning_parser("nemotron_v3", "nano_v3", "nemotron_3", "nemotron3", family="qwen3", keeps_special=True)(
@@ -192,6 +193,13 @@ reasoning_parser("nemotron_v3", "nano_v3", "nemotron_3", "nemotron3", family="qw
 )
 
 
+
+
+class GraniteThinkingState(ParserState):
+    base: EngineState
+    content_seen: bool  # raw content (even a newline) arrived: no swap
+    content_started: bool  # a non-newline content character arrived
+    held: str  # reasoning held while a swap is possible
 
 
 @reasoning_parser("granite_thinking_parser", "granite_thinking", family="qwen3")
@@ -202,6 +210,7 @@ class GraniteThinkingReasoningParser(MarkerEngineParser):
 
     fmt = NEMOTRON_V3
     name = "granite_thinking_parser"
+    State = GraniteThinkingState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -227,17 +236,9 @@ class GraniteThinkingReasoningParser(MarkerEngineParser):
             r, self.held = self.held + r, ""
         return r, c
 
-    def snapshot(self) -> Any:
-        return [super().snapshot(), self.content_seen, self.content_started, self.held]
+    def snapshot(self) -> GraniteThinkingState:
+        return GraniteThinkingState(self.state_as(EngineState), self.content_seen, self.content_started, self.held)
 
-    def restore(self, snap: Any) -> None:
-        if not (
-            isinstance(snap, list)
-            and len(snap) == 4
-            and isinstance(snap[1], bool)
-            and isinstance(snap[2], bool)
-            and isinstance(snap[3], str)
-        ):
-            raise ValueError("bad reasoning parser state")
-        super().restore(snap[0])
-        self.content_seen, self.content_started, self.held = snap[1:]
+    def load(self, state: GraniteThinkingState) -> None:
+        super().load(state.base)
+        self.content_seen, self.content_started, self.held = state.content_seen, state.content_started, state.held
