@@ -28,12 +28,14 @@ os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(MODEL))
 from tokenizers import Tokenizer  # noqa: E402
 
 from tokenbridge.parsers import registry  # noqa: E402
+from tokenbridge.model.harmony import harmony_encoding  # noqa: E402
 from tokenbridge.parsers.base import ParseContext  # noqa: E402
 from tokenbridge.parsers.output import OutputParser  # noqa: E402
 from tokenbridge.parsers.families.harmony import HarmonyReasoningParser
 from tokenbridge.parsers.families.harmony import HarmonyToolParser
 
 TOK = Tokenizer.from_file(str(MODEL / "tokenizer.json"))
+ENCODING = harmony_encoding()
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
     {"type": "function", "function": {"name": "search_web", "parameters": {"type": "object"}}},
@@ -55,7 +57,7 @@ def oss_harmony() -> bool:
 def run(ids: list[int], reasoning: bool = True, tool: bool = True, cuts=(), ctx=None, tool_cls=HarmonyToolParser) -> dict:
     """Feed ``ids`` split at ``cuts``, rebuilding both parsers from a msgpack snapshot between
     chunks; return what the deltas accumulate to."""
-    ctx = ctx or ParseContext(tools=TOOLS, tool_choice="auto")
+    ctx = ctx or ParseContext(tools=TOOLS, tool_choice="auto", harmony=ENCODING)
 
     def build(snap=None):
         op = OutputParser(
@@ -177,7 +179,7 @@ def test_split_multibyte_characters_and_trailing_partial_utf8():
 
 
 def test_reasoning_ended_in_prompt():
-    ctx = ParseContext()
+    ctx = ParseContext(harmony=ENCODING)
     assert HarmonyReasoningParser.reasoning_ended_in_prompt([1, 2], ctx) is True
 
 
@@ -190,7 +192,7 @@ def test_registered_names():
 
 
 def test_bad_snapshot_is_rejected():
-    p = HarmonyToolParser(ParseContext(tools=TOOLS, tool_choice="auto"))
+    p = HarmonyToolParser(ParseContext(tools=TOOLS, tool_choice="auto", harmony=ENCODING))
     for bad in (None, [], [9] * 13, ["x"] * 13):
         with pytest.raises(ValueError):
             p.restore(bad)
@@ -238,7 +240,7 @@ def test_corpus_chat_derender(case):
     req = body["chat_request"]
     tool_choice = req.get("tool_choice") or ("auto" if req.get("tools") else "none")
     forced = tool_choice == "required" or isinstance(tool_choice, dict)
-    ctx = ParseContext(tools=req.get("tools"), tool_choice=tool_choice,
+    ctx = ParseContext(tools=req.get("tools"), tool_choice=tool_choice, harmony=ENCODING,
                        include_reasoning=req.get("include_reasoning", True))
     use_tools = bool(req.get("tools")) and (tool_choice == "auto" or forced)
     for choice, rchoice in zip(body["generate_response"]["choices"],
@@ -279,7 +281,7 @@ def test_incremental_calls_add_up_to_the_one_shot_answer_for_every_cut(text):
 
 
 def test_incremental_call_opens_at_its_header_and_streams_its_arguments():
-    ctx = ParseContext(tools=TOOLS, tool_choice="auto")
+    ctx = ParseContext(tools=TOOLS, tool_choice="auto", harmony=ENCODING)
     p = HarmonyToolParser.incremental(ctx)
     ids = ids_of(CALL.format(name="get_weather", args='{"city": "Paris", "days": 3}'))
     sent = [[(c.name, c.arguments) for c in p.feed("", [t]).tool_calls] for t in ids]

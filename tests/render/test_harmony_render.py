@@ -22,7 +22,7 @@ if not (MODEL / "o200k_base.tiktoken").is_file():
     pytest.skip("gpt-oss model folder not available", allow_module_level=True)
 os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(MODEL))
 
-from tokenbridge.parsers.families.harmony import harmony_encoding
+from tokenbridge.model.harmony import harmony_encoding
 
 CASES = [
     c

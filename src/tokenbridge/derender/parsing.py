@@ -12,6 +12,7 @@ from typing import Any
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
+from tokenbridge.model.harmony import harmony_encoding
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import Delta, Final, ParseContext, ToolCallDelta
 from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice, StreamedRequiredToolChoice
@@ -131,6 +132,9 @@ def build_choice_parser(
 ) -> ChoiceParser:
     """``streaming``: for a stream, which sends calls as ``cfg.tool_call_streaming`` says; a
     one-shot answer is the same in both modes."""
+    rcls = registry.get_reasoning_parser(cfg.reasoning_parser) if cfg.reasoning_parser else None
+    tcls = registry.get_tool_parser(cfg.tool_call_parser) if cfg.tool_call_parser else None
+    harmony = any(c is not None and c.uses_harmony for c in (rcls, tcls))
     choice = effective_tool_choice(req)
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     ctx = ParseContext(
@@ -144,10 +148,9 @@ def build_choice_parser(
         vocab=model.tokenizer,
         reasoning_parser=cfg.reasoning_parser,
         response_template=model.tokenizer_config.get("response_template"),
+        harmony=harmony_encoding(model.tokenizer) if harmony else None,
     )
     incremental = streaming and cfg.tool_call_streaming == "incremental"
-    rcls = registry.get_reasoning_parser(cfg.reasoning_parser) if cfg.reasoning_parser else None
-    tcls = registry.get_tool_parser(cfg.tool_call_parser) if cfg.tool_call_parser else None
     tool = None
     engine = False
     if tcls is not None:

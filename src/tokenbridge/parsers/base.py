@@ -84,6 +84,8 @@ class ParseContext(msgspec.Struct):
     # The checkpoint's ``response_template`` (tokenizer_config.json), the output format of
     # the ``hf``/``beam`` parsers; None when the tokenizer config has none.
     response_template: dict | None = None
+    # The gpt-oss Harmony encoding (``model.harmony``), for parsers with ``uses_harmony``.
+    harmony: Any = None
 
     def tool_names(self) -> set[str]:
         return {
@@ -152,6 +154,9 @@ class ReasoningParser(Stateful):
     empty_reasoning: str | None = None
     empty_content: str | None = None
 
+    #: The parser reads the Harmony encoding (``ParseContext.harmony``).
+    uses_harmony: ClassVar[bool] = False
+
     #: A rewrite vLLM applies to the final content after everything else (MiniCPM-V's escaped
     #: newlines): ``feed(text) -> str``, ``finish() -> str``, ``snapshot()``, ``restore(snap)``.
     content_filter: Any = None
@@ -204,6 +209,8 @@ class ToolParser(Stateful):
     incremental: ClassVar[type[ToolParser] | None] = None
     #: True for the incremental parsers: arguments arrive as they are written.
     streams_arguments: ClassVar[bool] = False
+    #: The parser reads the Harmony encoding (``ParseContext.harmony``).
+    uses_harmony: ClassVar[bool] = False
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx

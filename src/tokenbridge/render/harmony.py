@@ -21,7 +21,7 @@ import datetime
 import os
 from typing import Any
 
-from tokenbridge.parsers.families.harmony import harmony_encoding
+from tokenbridge.model.harmony import harmony_encoding
 from tokenbridge.protocol.errors import bad_request
 
 REASONING_EFFORTS = ("high", "medium", "low")

@@ -30,8 +30,6 @@ are never content. When the ``openai`` tool parser runs too, it reads the same i
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolCallDelta, ToolParser
@@ -44,29 +42,6 @@ EXPECT_START, HEADER, CONTENT = 0, 1, 2
 IGNORE, REASONING, TEXT, TOOL = 0, 1, 2, 3
 
 BUILTIN_RECIPIENTS = frozenset({"python", "browser", "container"})
-ENCODINGS_ENV = "TIKTOKEN_ENCODINGS_BASE"
-VOCAB_FILE = "o200k_base.tiktoken"
-
-_encoding = None
-
-
-def harmony_encoding(vocab: Any = None):
-    """The process-wide ``HarmonyGptOss`` encoding.
-
-    ``openai_harmony`` reads ``o200k_base.tiktoken`` from ``$TIKTOKEN_ENCODINGS_BASE`` (as
-    vLLM requires); when that is unset and the tokenizer's folder ships the file, use it.
-    """
-    global _encoding
-    if _encoding is None:
-        from openai_harmony import HarmonyEncodingName, load_harmony_encoding
-
-        folder = getattr(vocab, "folder", None)
-        if not os.environ.get(ENCODINGS_ENV) and folder and (Path(folder) / VOCAB_FILE).is_file():
-            os.environ[ENCODINGS_ENV] = str(folder)
-        _encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
-    return _encoding
-
-
 def normalize_recipient(recipient: str | None) -> str | None:
     """Drop a ``<|constrain|>…`` suffix that older Harmony versions left in the recipient."""
     if recipient is None:
@@ -102,10 +77,11 @@ class HarmonyStream:
     UTF-8 as soon as it is complete, an undecodable tail lossily at the message's end.
     """
 
-    def __init__(self, want_reasoning: bool, want_tools: bool, vocab: Any = None, incremental: bool = False) -> None:
+    def __init__(self, want_reasoning: bool, want_tools: bool, vocab: Any, encoding: Any, incremental: bool = False) -> None:
         self.want_reasoning = want_reasoning
         self.want_tools = want_tools
         self.vocab = vocab
+        self._encoding = encoding
         # Calls open at their header and their arguments stream re-serialized (json content)
         # or verbatim, instead of whole at the message's end; ``args`` reads the JSON.
         self.incremental = incremental
@@ -127,7 +103,9 @@ class HarmonyStream:
 
     @property
     def encoding(self):
-        return harmony_encoding(self.vocab)
+        if self._encoding is None:
+            raise RuntimeError("the Harmony parsers read ParseContext.harmony (model.harmony.harmony_encoding)")
+        return self._encoding
 
     @property
     def parser(self):
@@ -369,11 +347,12 @@ class HarmonyToolParser(ToolParser):
     supports_required_and_named = False
     engine_based = True
     blank_content_is_null = False
+    uses_harmony = True
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.stream = HarmonyStream(
-            want_reasoning=False, want_tools=True, vocab=ctx.vocab, incremental=self.streams_arguments
+            False, True, ctx.vocab, ctx.harmony, incremental=self.streams_arguments
         )
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
@@ -407,6 +386,7 @@ class HarmonyReasoningParser(ReasoningParser):
 
     # vLLM's Harmony parser always reads the channels, whatever tool_choice is.
     engine_based = True
+    uses_harmony = True
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
@@ -415,7 +395,7 @@ class HarmonyReasoningParser(ReasoningParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self.stream = HarmonyStream(want_reasoning=True, want_tools=False, vocab=ctx.vocab)
+        self.stream = HarmonyStream(True, False, ctx.vocab, ctx.harmony)
 
     def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
         reasoning, content, _ = self.stream.feed(token_ids)
