@@ -6,18 +6,36 @@ from typing import Any, Callable, NamedTuple
 
 import msgspec
 
-from tokenbridge.parsers.base import Delta
+from tokenbridge.parsers.base import Delta, Final
 
 
 class Fed(NamedTuple):
-    """What the deltas add up to; ``calls`` holds ``(id, name, arguments)`` per call index."""
+    """What the deltas add up to; ``calls`` holds ``(id, name, arguments)`` per call index.
+    ``empty_*``: what vLLM's one-shot message holds for a field that came out empty (the
+    finished parser's values, or its ``Final``'s)."""
 
     content: str
     reasoning: str
     calls: list[tuple[str | None, str, str]]
+    empty_reasoning: str | None = None
+    empty_content: str | None = None
 
     def named_calls(self) -> list[tuple[str, str]]:
         return [(name, args) for _, name, args in self.calls]
+
+    def message(self) -> tuple[str | None, str | None]:
+        """``(reasoning, content)`` as vLLM's one-shot message holds them."""
+        return self.reasoning or self.empty_reasoning, self.content or self.empty_content
+
+
+def as_delta(out: Any) -> Delta:
+    """A parser step's output as a Delta: reasoning parsers give ``(reasoning, content)``,
+    the choice parser's finish a ``Final``."""
+    if isinstance(out, tuple):
+        return Delta(content=out[1], reasoning=out[0])
+    if isinstance(out, Final):
+        return out.delta
+    return out
 
 
 def feed(make: Callable[[], Any], pieces: list[str], restore: bool = False) -> Fed:
@@ -25,13 +43,23 @@ def feed(make: Callable[[], Any], pieces: list[str], restore: bool = False) -> F
     new parser restored from the previous one's msgpack-encoded snapshot."""
     parser = make()
     deltas: list[Delta] = []
+    final = None
     for piece in [*pieces, None]:
         if restore and deltas:
             snap = msgspec.msgpack.decode(msgspec.msgpack.encode(parser.snapshot()))
             parser = make()
             parser.restore(snap)
-        deltas.append(parser.feed(piece, []) if piece is not None else parser.finish())
-    return accumulate(deltas)
+        if piece is not None:
+            deltas.append(as_delta(parser.feed(piece, [])))
+        else:
+            out = parser.finish()
+            final = out if isinstance(out, Final) else None
+            deltas.append(as_delta(out))
+    if final is not None:
+        empty = final.empty_reasoning, final.empty_content
+    else:
+        empty = getattr(parser, "empty_reasoning", None), getattr(parser, "empty_content", None)
+    return accumulate(deltas)._replace(empty_reasoning=empty[0], empty_content=empty[1])
 
 
 def accumulate(deltas: list[Delta]) -> Fed:
@@ -45,3 +73,9 @@ def accumulate(deltas: list[Delta]) -> Fed:
             assert name is None or tc.name is None, "a call's name arrives once"
             calls[tc.index] = (call_id or tc.id, tc.name if name is None else name, args + tc.arguments)
     return Fed(content, reasoning, [(i, n or "", a) for i, n, a in (calls[k] for k in sorted(calls))])
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    """``text`` cut at the given offsets (taken modulo its length + 1)."""
+    points = sorted({c % (len(text) + 1) for c in cuts})
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import SHARED
+from feeding import feed
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
@@ -40,17 +41,7 @@ def ctx(folder: str = "qwen3", kwargs: dict | None = None, prompt: list[int] | N
 def parse(name: str, text: str, c: ParseContext, chunks: list[str] | None = None):
     """Feed the chunks (restoring from a snapshot between them) and return vLLM's fields."""
     cls = parser_cls(name)
-    p = cls(c)
-    r = out = ""
-    for piece in [text] if chunks is None else chunks:
-        a, b = p.feed(piece, [])
-        r, out = r + a, out + b
-        snap = p.snapshot()
-        p = cls(c)
-        p.restore(snap)
-    a, b = p.finish()
-    r, out = r + a, out + b
-    return (r or p.empty_reasoning, out or p.empty_content)
+    return feed(lambda: cls(c), [text] if chunks is None else chunks, restore=True).message()
 
 
 # -- one-shot behaviour per family ----------------------------------------------------------

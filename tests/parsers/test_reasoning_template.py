@@ -12,14 +12,14 @@ and ``[preset, output, [reasoning, content, [[id, name, arguments]...]]]``.
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_tool_template import PROMPTS, TEMPLATES, TOKENIZER, TOOLS, QwenVocab
 
+from feeding import feed, split
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, ParseContext
+from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.output import OutputParser
 
 registry.load_all()
@@ -208,27 +208,9 @@ def run(name: str, ctx: ParseContext, with_tool: bool, pieces: list[str]) -> lis
         tool = registry.get_tool_parser(name)(ctx) if with_tool else None
         return OutputParser(ctx, registry.get_reasoning_parser(name)(ctx), tool)
 
-    p = build()
-    acc = Delta()
-    for piece in pieces:
-        d = p.feed(piece, [])
-        acc.content += d.content
-        acc.reasoning += d.reasoning
-        acc.tool_calls += d.tool_calls
-        p2 = build()
-        p2.restore(msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot())))
-        p = p2
-    d = p.finish()
-    acc.content += d.content
-    acc.reasoning += d.reasoning
-    acc.tool_calls += d.tool_calls
-    calls: dict[int, list[str]] = {}
-    for tc in acc.tool_calls:
-        entry = calls.setdefault(tc.index, ["", "", ""])
-        entry[0] += tc.id or ""
-        entry[1] += tc.name or ""
-        entry[2] += tc.arguments
-    return [acc.reasoning or None, acc.content or None, [calls[i] for i in sorted(calls)]]
+    fed = feed(build, pieces, restore=True)
+    calls = [[call_id or "", name, args] for call_id, name, args in fed.calls]
+    return [fed.reasoning or None, fed.content or None, calls]
 
 
 def template_expected(exp: list) -> list:
@@ -254,9 +236,6 @@ def test_cohere_one_shot(case, with_tool):
     assert run(name, cohere_ctx(name), with_tool, [text]) == cohere_expected(exp, with_tool)
 
 
-def split(text: str, cuts: list[int]) -> list[str]:
-    points = sorted({c % (len(text) + 1) for c in cuts})
-    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
 
 
 @settings(max_examples=150, deadline=None)

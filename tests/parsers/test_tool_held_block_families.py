@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import feed
 from tokenbridge.derender.parsing import ChoiceParser
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
@@ -307,24 +308,8 @@ def make_parser(case: dict) -> ChoiceParser:
 
 def answer(case: dict, pieces: list[str] | None = None, restore: bool = False):
     """Final ``(content, [(name, arguments)])`` after feeding ``pieces`` (default: one piece)."""
-    p = make_parser(case)
-    content, calls = "", {}
-    deltas = []
-    for piece in pieces if pieces is not None else [case["text"]]:
-        if restore:
-            snap = msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot()))
-            p = make_parser(case)
-            p.restore(snap)
-        deltas.append(p.feed(piece, []))
-    final = p.finish()
-    deltas.append(final.delta)
-    for d in deltas:
-        content += d.content
-        for tc in d.tool_calls:
-            name, args = calls.get(tc.index, (None, ""))
-            assert name is None or tc.name is None, "a call's name arrives once"
-            calls[tc.index] = (name or tc.name, args + tc.arguments)
-    return content or final.empty_content, [calls[i] for i in sorted(calls)]
+    fed = feed(lambda: make_parser(case), pieces if pieces is not None else [case["text"]], restore)
+    return fed.message()[1], [tuple(c) for c in fed.named_calls()]
 
 
 @pytest.mark.parametrize(
@@ -382,7 +367,7 @@ def test_sglang_hunyuan_spelling_is_hy_v3():
 def feed_all(parser_name: str, pieces: list[str], **ctx_kw) -> list[Delta]:
     cls = registry.get_tool_parser(parser_name)
     p = cls(ParseContext(tools=TOOLS, tool_choice="auto", vocab=vocab(), **ctx_kw))
-    return [p.feed(piece, []) for piece in pieces] + [p.finish()]
+    return [p.feed(piece, []) for piece in pieces] + [p.finish()]  # the deltas themselves, one per step
 
 
 @pytest.mark.parametrize(

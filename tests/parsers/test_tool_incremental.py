@@ -8,7 +8,7 @@ import json
 
 import msgspec
 import pytest
-from feeding import accumulate, feed
+from feeding import accumulate, feed, split
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,9 +30,6 @@ def incremental(name: str, pieces: list[str], restore: bool = True):
     return feed(lambda: registry.get_tool_parser(name).incremental(CTX), pieces, restore=restore)
 
 
-def split(text: str, cuts: list[int]) -> list[str]:
-    cuts = sorted({c % (len(text) + 1) for c in cuts})
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
 
 
 @st.composite

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.parsers.test_reasoning import ctx, vocab
+from feeding import feed
 from tokenbridge.derender.parsing import ChoiceParser
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
@@ -63,31 +64,8 @@ def run(
     """Feed the chunks (a fresh parser restored from the snapshot after each) and return
     vLLM's message fields: reasoning, content, [(name, arguments)]."""
     c = _context(kwargs, tools, prompt)
-    p = _choice_parser(c, tools)
-    reasoning = content = ""
-    calls: dict[int, list[str]] = {}
-
-    def take(d):
-        nonlocal reasoning, content
-        reasoning += d.reasoning
-        content += d.content
-        for tc in d.tool_calls:
-            entry = calls.setdefault(tc.index, ["", ""])
-            entry[0] += tc.name or ""
-            entry[1] += tc.arguments
-
-    for piece in [text] if chunks is None else chunks:
-        take(p.feed(piece, []))
-        snap = p.snapshot()
-        p = _choice_parser(c, tools)
-        p.restore(snap)
-    final = p.finish()
-    take(final.delta)
-    return (
-        reasoning or final.empty_reasoning,
-        content or final.empty_content,
-        [tuple(calls[i]) for i in sorted(calls)],
-    )
+    fed = feed(lambda: _choice_parser(c, tools), [text] if chunks is None else chunks, restore=True)
+    return (*fed.message(), fed.named_calls())
 
 
 # (name, chat_template_kwargs, tools (qwen3_coder, tool_choice auto), text, vLLM's answer)
