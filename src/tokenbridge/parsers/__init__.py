@@ -4,7 +4,9 @@
 Layout
 ------
 - ``base.py``: the streaming interface (``feed``/``finish``/``snapshot``/``restore``), ``Delta``,
-  ``ParseContext``, and ``ParserState``: a parser's hold-back as a typed msgspec Struct.
+  ``Final`` (the end of a parse: last delta and null-vs-empty values), ``ParseContext``, and
+  ``ParserState``: a parser's hold-back as a typed msgspec Struct the base class validates.
+- ``quirks.py``: vLLM's compatibility quirks, one table, each citing the vLLM code it mirrors.
 - ``declare.py``: what a family declares for render (``RenderRules``: special tokens kept, forced
   schema, structural-tag model and ``ToolCallGrammar``).
 - ``registry.py``: names, aliases, families, and ``FAMILY_MODULES`` (one line per family module).
@@ -14,6 +16,9 @@ Layout
   formats, and the switch between a thinking parser and the identity), ``template`` (checkpoint
   response templates), ``json_stream``/``tag_stream``/``json_calls`` (incremental tool calls).
 - ``choice.py``: named/``required`` tool choices; ``output.py``: reasoning then tools, per choice.
+
+Parsers import only ``protocol`` types: what they need from the model arrives in
+``ParseContext`` (``vocab``; ``harmony``, the encoding ``model.harmony`` loads).
 
 Family -> file
 --------------
@@ -75,8 +80,10 @@ Adding a parser
 2. Add its module name to ``registry.FAMILY_MODULES``.
 3. Give its render rules and, if vLLM has a structural-tag model for it, its ``ToolCallGrammar``
    in ``RenderRules``; render reads them from the registry.
-4. Keep any state in a ``ParserState`` Struct named ``State`` on the parser; never keep the
-   output so far.
-5. Test it in ``tests/parsers/`` with the shared feeding helper (one feed, every chunking), and
-   add its vLLM-recorded cases; the chunking-invariance test picks it up from the registry.
+4. Keep any state in a ``ParserState`` Struct named ``State`` on the parser (fields named after
+   the attributes; a subclass nests its base's state with ``state_as``); never keep the output
+   so far. A rule that mirrors a vLLM quirk beyond the family's own parser goes in ``quirks.py``.
+5. Test it in ``tests/parsers/test_<family>.py`` with the shared feeding helper
+   (``tests/parsers/feeding.py``: one feed, every chunking, through snapshot/restore), and add
+   its vLLM-recorded cases; the chunking-invariance test picks it up from the registry.
 """
