@@ -140,8 +140,9 @@ class _HunyuanTags:
         )
 
 
-def _dumps(args: dict) -> str:
-    return json.dumps(args, ensure_ascii=False)
+def _call(name: str, pairs: list[tuple[str, str]], tools: list[tuple[Any, Any]]) -> tuple[str, str]:
+    """``(name, arguments)`` from the call's key/value texts, typed by the tool's schema."""
+    return name, json.dumps({k: parse_value(v, name, k, tools) for k, v in pairs}, ensure_ascii=False)
 
 
 @tool_parser("hy_v3", "hunyuan", family="hy_v3")
@@ -171,12 +172,7 @@ class HYV3ToolParser(HeldBlockParser):
         else:
             found = self._open_call.findall(text)
         tools = list(function_tools(self.ctx.tools))
-        calls = []
-        for name, args in found:
-            name = name.strip()
-            values = {k: parse_value(v, name, k, tools) for k, v in self._pair.findall(args.strip())}
-            calls.append((name, _dumps(values)))
-        return calls
+        return [_call(name.strip(), self._pair.findall(args.strip()), tools) for name, args in found]
 
     def extract(self, text: str, at_start: bool) -> Extraction:
         start = text.find(self.tags.calls_start)
@@ -229,8 +225,7 @@ class HYV4ToolParser(HeldBlockParser):
                 raise ValueError("malformed argument tags")
             if self._pair.sub("", args).strip():
                 raise ValueError("text between arguments")
-            values = {k: parse_value(v, name, k, tools) for k, v in self._pair.findall(args)}
-            calls.append((name, _dumps(values)))
+            calls.append(_call(name, self._pair.findall(args), tools))
         if not calls:
             raise ValueError("no tool calls")
         return calls
