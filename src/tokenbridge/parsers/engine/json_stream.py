@@ -2,25 +2,26 @@
 vLLM's one-shot path produces, ``json.dumps(json.loads(raw), ensure_ascii=...)``, byte by byte as
 soon as each byte is decided.
 
-Key order is the order keys are written, separators are ``", "`` and ``": "``, strings are
-re-escaped as ``json.dumps`` escapes them, numbers are re-printed once complete (``1.50`` is
-``1.5``, ``-0`` is ``0``, ``1e400`` is ``Infinity``). What cannot be decided yet is held back: a
-partial escape (a ``\\ud83d`` waits for its low surrogate), a number or literal until the byte
-after it, and an object key until its ``:`` (a key may repeat).
+Key order is the order keys are written, separators are ``", "`` and ``": "``, strings (keys
+included) are re-escaped as ``json.dumps`` escapes them, numbers are re-printed once complete
+(``1.50`` is ``1.5``, ``-0`` is ``0``, ``1e400`` is ``Infinity``). What cannot be decided yet is
+held back: a partial escape (a ``\\ud83d`` waits for its low surrogate), and a number or literal
+until the byte after it. Keys stream as they are written, like any string.
 
-A repeated key is the one thing a stream cannot reproduce: ``json.loads`` keeps the *last* value
-at the *first* key's place, and the first value has already been sent. The re-serializer keeps
-the first and drops the repeat, so the arguments stay valid JSON with the one-shot key set.
+A repeated key is the one thing a stream cannot reproduce byte for byte: ``json.loads`` keeps
+the *last* value at the *first* key's place, and the first value has already been sent. The
+repeat is sent as written, so the arguments are a JSON text that every last-wins parser
+(Python's ``json``, JavaScript's ``JSON.parse``) reads as the one-shot value. Holding keys back
+to drop repeats instead would delay every member by the tokens of its key.
 
-The state is a parse position: a mode, the open containers, the keys of each open object
-(as 64-bit digests), and the pending raw text; never the value so far. At the first byte that
-breaks JSON, ``feed`` returns the output decided before it and sets ``broken`` to the raw text
-from that byte on (held bytes included), the same whatever the chunking.
+The state is a parse position: a mode, the open containers and the pending raw text; never the
+value so far. At the first byte that breaks JSON, ``feed`` returns the output decided before it
+and sets ``broken`` to the raw text from that byte on (held bytes included), the same whatever
+the chunking.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from json.encoder import encode_basestring, encode_basestring_ascii
@@ -49,11 +50,6 @@ class JsonStreamError(ValueError):
     """The text stopped being JSON (or exceeded a limit)."""
 
 
-def key_digest(key: str) -> int:
-    """A stable 64-bit digest of an object key (the same in every worker process)."""
-    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
-
-
 def canonical(raw: str, ensure_ascii: bool = False) -> str:
     """The one-shot form of a whole JSON text (what the stream must add up to)."""
     return json.dumps(json.loads(raw), ensure_ascii=ensure_ascii)
@@ -68,8 +64,7 @@ class JsonStream:
     string arguments verbatim). ``strict=False`` allows raw control characters in strings.
     """
 
-    __slots__ = ("ensure_ascii", "strict", "raw_string", "mode", "stack", "keys", "pending", "key", "skip",
-                 "broken", "_at")
+    __slots__ = ("ensure_ascii", "strict", "raw_string", "mode", "stack", "pending", "broken", "_at")
 
     def __init__(self, ensure_ascii: bool = False, strict: bool = True, raw_string: bool = False) -> None:
         self.ensure_ascii = ensure_ascii
@@ -77,10 +72,7 @@ class JsonStream:
         self.raw_string = raw_string
         self.mode = VALUE
         self.stack = ""  # the open containers, "{" or "["
-        self.keys: list[list[int] | None] = []  # per open container: digests of its keys
         self.pending = ""  # raw text read but not yet decided
-        self.key = ""  # the decoded object key being read
-        self.skip = -1  # depth of a repeated key whose value is dropped (-1: none)
         self.broken: str | None = None  # the raw text from the byte that broke JSON
         self._at = 0  # start of the step being scanned (where an error points)
 
@@ -118,10 +110,6 @@ class JsonStream:
             self.broken = s[self._at :]
         return "".join(out)
 
-    def _put(self, out: list[str], piece: str) -> None:
-        if self.skip < 0:
-            out.append(piece)
-
     def _encode(self, text: str) -> str:
         return (encode_basestring_ascii if self.ensure_ascii else encode_basestring)(text)[1:-1]
 
@@ -144,7 +132,7 @@ class JsonStream:
                         raise JsonStreamError("number too long")
                     self.pending = s[i:]
                     return n
-                self._put(out, self._scalar(s[i:j]))
+                out.append(self._scalar(s[i:j]))
                 i = j
                 self._end_value()
                 continue
@@ -156,7 +144,8 @@ class JsonStream:
                 i = self._value(c, i, out, mode == VALUE_OR_CLOSE)
             elif mode in (KEY, KEY_OR_CLOSE):
                 if c == '"':
-                    self.mode, self.key = KEY_STRING, ""
+                    self.mode = KEY_STRING
+                    out.append('"')
                 elif c == "}" and mode == KEY_OR_CLOSE:
                     self._close(out, c)
                 else:
@@ -165,16 +154,14 @@ class JsonStream:
             elif mode == COLON:
                 if c != ":":
                     raise JsonStreamError("':' expected")
-                self._begin_member(out)
+                out.append(": ")
+                self.mode = VALUE
                 i += 1
             else:  # AFTER
                 top = self.stack[-1]
                 if c == ",":
-                    if top == "[":
-                        self._put(out, ", ")
-                        self.mode = VALUE
-                    else:
-                        self.mode = KEY
+                    out.append(", ")
+                    self.mode = VALUE if top == "[" else KEY
                 elif c == ("}" if top == "{" else "]"):
                     self._close(out, c)
                 else:
@@ -186,15 +173,14 @@ class JsonStream:
         if c == '"':
             self.mode = STRING
             if not (self.raw_string and not self.stack):
-                self._put(out, '"')
+                out.append('"')
             return i + 1
         if c in "{[":
             if len(self.stack) >= MAX_DEPTH:
                 raise JsonStreamError("nesting too deep")
             self.stack += c
-            self.keys.append([] if c == "{" else None)
             self.mode = KEY_OR_CLOSE if c == "{" else VALUE_OR_CLOSE
-            self._put(out, c)
+            out.append(c)
             return i + 1
         if c == "]" and may_close:
             self._close(out, c)
@@ -230,14 +216,13 @@ class JsonStream:
             else:
                 c = s[i]
                 if c == '"':
-                    i += 1
+                    if not raw:
+                        out.append('"')
                     if is_key:
                         self.mode = COLON
                     else:
-                        if not raw:
-                            self._put(out, '"')
                         self._end_value()
-                    return i
+                    return i + 1
                 if c != "\\":
                     raise JsonStreamError("control character in string")
                 decoded = self._escape(s, i)
@@ -245,12 +230,7 @@ class JsonStream:
                     self.pending = s[i:]
                     return -1
                 run, i = decoded
-            if is_key:
-                self.key += run
-                if len(self.key) > MAX_PENDING:
-                    raise JsonStreamError("object key too long")
-            else:
-                self._put(out, run if raw else self._encode(run))
+            out.append(run if raw else self._encode(run))
         return -1
 
     @staticmethod
@@ -287,53 +267,30 @@ class JsonStream:
             return chr(0x10000 + ((u - 0xD800) << 10) + (low - 0xDC00)), i + 12
         return chr(u), i + 6
 
-    def _begin_member(self, out: list[str]) -> None:
-        keys = self.keys[-1]
-        digest = key_digest(self.key)
-        if digest in keys:
-            if self.skip < 0:
-                self.skip = len(self.stack)
-        else:
-            self._put(out, f'{", " if keys else ""}"{self._encode(self.key)}": ')
-            if self.skip < 0:
-                keys.append(digest)
-        self.key = ""
-        self.mode = VALUE
-
     def _close(self, out: list[str], c: str) -> None:
-        self._put(out, c)
+        out.append(c)
         self.stack = self.stack[:-1]
-        self.keys.pop()
         self._end_value()
 
     def _end_value(self) -> None:
-        if self.skip == len(self.stack):
-            self.skip = -1
         self.mode = AFTER if self.stack else DONE
 
     # ------------------------------------------------------------------------------ state
 
     def snapshot(self) -> list[Any]:
-        return [self.mode, self.stack, self.keys, self.pending, self.key, self.skip]
+        return [self.mode, self.stack, self.pending]
 
     def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 6:
+        if not isinstance(snap, list) or len(snap) != 3:
             raise ValueError("bad JSON stream state")
-        mode, stack, keys, pending, key, skip = snap
+        mode, stack, pending = snap
         if (
             mode not in MODES
             or not isinstance(stack, str)
             or stack.strip("{[")
             or len(stack) > MAX_DEPTH
-            or not isinstance(keys, list)
-            or len(keys) != len(stack)
-            or any((k is None) != (c == "[") for k, c in zip(keys, stack))
-            or any(k is not None and not (isinstance(k, list) and all(isinstance(x, int) for x in k)) for k in keys)
             or not isinstance(pending, str)
             or len(pending) > MAX_PENDING
-            or not isinstance(key, str)
-            or not isinstance(skip, int)
-            or not -1 <= skip <= len(stack)
         ):
             raise ValueError("bad JSON stream state")
-        self.mode, self.stack, self.keys, self.pending, self.key, self.skip = snap
+        self.mode, self.stack, self.pending = snap

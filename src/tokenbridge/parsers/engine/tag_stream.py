@@ -10,7 +10,8 @@ to its end and sent coerced. The call's end sends ``}``. The bytes add up to the
 ``json.dumps`` of the coerced parameters. A call the engine cannot name from its markup (JSON
 call bodies, an empty name) is sent whole at its end, as in ``whole`` mode.
 
-Malformed output, the documented answer: a repeated key keeps its first value; a value left
+Malformed output, the documented answer: a repeated key is sent again (a JSON parser keeps its
+last value, as the one-shot answer does, at the first one's place); a value left
 unclosed when the call ends (or the output is cut) is closed if it was streaming and dropped if
 held, so the arguments stay valid JSON (the one-shot answer drops it).
 """
@@ -24,7 +25,6 @@ from typing import NamedTuple
 import msgspec
 
 from tokenbridge.parsers.base import Delta, ToolCallDelta
-from tokenbridge.parsers.engine.json_stream import key_digest
 from tokenbridge.parsers.engine.schema import _TYPE_ALIASES, coerce_string, schema_types, tool_properties
 from tokenbridge.parsers.engine.tags import TagState, TagToolParser
 
@@ -45,7 +45,7 @@ class LiveCall(msgspec.Struct, array_like=True):
     fate: int = SKIP
     held: str = ""  # a coerced value so far, or a trailing newline that may be trimmed
     started: bool = False
-    digests: list[int] = []  # the keys sent
+    members: int = 0  # the parameters sent or being sent
 
 
 class StreamedTagState(TagState):
@@ -152,13 +152,9 @@ class StreamedTagArgs(TagToolParser):
         live = self.live
         key = live.key
         live.where, live.held, live.started = VALUE, "", False
-        digest = key_digest(key)
-        if digest in live.digests:
-            live.fate = SKIP
-            return
         live.fate = STREAM if self._stays_string(key) else HOLD
-        sep = ", " if live.digests else ""
-        live.digests.append(digest)
+        sep = ", " if live.members else ""
+        live.members += 1
         if live.fate == STREAM:
             self._send(f'{sep}{encode_basestring(key)}: "', out)
 
@@ -200,7 +196,7 @@ class StreamedTagArgs(TagToolParser):
                 raw = raw[:-1] if raw.endswith("\n") else raw
             prop = tool_properties(self.tools, live.name).get(live.key)
             value = json.dumps(coerce_string(raw, schema_types(prop)), ensure_ascii=False)
-            sep = ", " if len(live.digests) > 1 else ""
+            sep = ", " if live.members > 1 else ""
             self._send(f"{sep}{encode_basestring(live.key)}: {value}", out)
         live.where, live.fate, live.held = OUT, SKIP, ""
 
@@ -212,7 +208,7 @@ class StreamedTagArgs(TagToolParser):
         if live.where == VALUE and live.fate == STREAM:
             self._send('"', out)
         elif live.where == VALUE and live.fate == HOLD:
-            live.digests.pop()
+            live.members -= 1
         self._send("}", out)
         self.live = None
 
