@@ -15,6 +15,10 @@ request body; mean call time over the first and the last 200 calls (the last one
 call); when the name and the first argument byte arrive, and, for every argument character,
 how many tokens after the token that completed it in the output it was sent (its lag). The
 accumulated stream is checked byte for byte against the server's own one-shot answer.
+
+Then the argument lag of every family with an incremental parser, one row per family, measured
+in process by ``tool_call_lag_bench.py`` (where the token that completes each byte is read from
+the family's own call spelling; ``--no-families`` skips it).
 """
 
 from __future__ import annotations
@@ -177,6 +181,7 @@ def main() -> None:
     ap.add_argument("--oracle-port", type=int, help="a running vLLM 0.33 render server (qwen3 profile)")
     ap.add_argument("--cpu", default="1", help="the core the servers are pinned to")
     ap.add_argument("--json", help="write the numbers here")
+    ap.add_argument("--no-families", action="store_true", help="skip the per-family argument lag")
     a = ap.parse_args()
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     from tokenizers import Tokenizer
@@ -196,6 +201,14 @@ def main() -> None:
             proc.wait()
     if a.oracle_port:
         rows.append(run(a.oracle_port, ids, ready, "vLLM 0.33"))
+    if not a.no_families:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import tool_call_lag_bench as lag
+
+        print("argument lag per family (tokens after the completing token; in process, one token per call):")
+        families = [lag.measure(name, 40) for name in lag.FAMILIES]
+        lag.report(families)
+        rows.append({"families": families})
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
 

@@ -1,0 +1,208 @@
+"""Tool-call argument lag, per family: how many tokens after the token that completes each
+argument byte the incremental stream sends it.
+
+    python bench/tool_call_lag_bench.py [--families hermes,glm45] [--lines 40]
+
+For every family with an incremental parser, one ``write_file`` call (a path and a Python
+module as ``content``) is written in the family's own wire format and tokenized with a real
+tokenizer of that family's profile. The call is spelled as segments: raw output text and the
+argument bytes it completes (``<parameter=path>`` completes ``"path": "``; a newline that the
+format may trim is completed by the character after it; an escape by its last character). The
+output is then streamed one token per call through the derender stream in process (the code
+the server runs, state encoded and decoded between calls), and for every argument byte the
+lag is the token that sent it minus the token that completed it. The accumulated arguments are
+checked against the one-shot answer byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("TOKENBRIDGE_SHARED", ROOT.parent / "shared"))
+MODELS = SHARED / "models"
+TOOLS = [{"type": "function", "function": {"name": "write_file", "description": "Write a file",
+          "parameters": {"type": "object", "properties": {"path": {"type": "string"},
+                                                          "content": {"type": "string"}},
+                         "required": ["path", "content"]}}}]
+CODE = [
+    "import csv\n", "from collections import defaultdict\n", "\n",
+    "def load(path: str) -> dict[str, float]:\n", '    """Totals per item (prices in €)."""\n',
+    "    totals: dict[str, float] = defaultdict(float)\n", '    with open(path, newline="") as f:\n',
+    "        for row in csv.DictReader(f):\n", '            if not row.get("price"):\n',
+    "                continue\n", '            totals[row["item"]] += float(row["price"])  # ünits: €\n',
+    "    return dict(totals)\n", "\n",
+]
+
+Seg = tuple[str, str]  # raw output text, the argument bytes its last character completes
+
+
+def escaped(text: str, ascii_only: bool = False) -> str:
+    return json.dumps(text, ensure_ascii=ascii_only)[1:-1]
+
+
+def json_args(args: dict, ascii_only: bool = False) -> list[Seg]:
+    """Arguments written as JSON: each character (an escape as one unit) completes itself."""
+    raw = json.dumps(args, ensure_ascii=False)
+    return [(m, escaped(json.loads(f'"{m}"'), ascii_only) if m not in '{}[]:, "' else m)
+            for m in re.findall(r'\\u[0-9a-fA-F]{4}|\\.|.', raw, re.S)]
+
+
+def xml_args(args: dict, key: Callable[[str, bool], str], value_open: str, value_close: str,
+             trims: bool) -> list[Seg]:
+    """Key/value markup: a member's key and separator are completed by the markup that opens
+    its value, each value character by itself, a newline the format may trim by the next."""
+    segs: list[Seg] = []
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((key(k, i == 0) + value_open, f'{", " if i else ""}"{k}": "'))
+        if trims:
+            segs.append(("\n", ""))
+        held = ""  # a newline the format may trim is decided by the character after it
+        for ch in v:
+            canon, held = held, ""
+            if trims and ch == "\n":
+                held = escaped(ch)
+            else:
+                canon += escaped(ch)
+            segs.append((ch, canon))
+        segs.append((("\n" if trims else "") + value_close, held + '"'))
+    return segs
+
+
+def qwen(args: dict, open_: str = "<tool_call>\n", close: str = "\n</tool_call>", trims: bool = True) -> list[Seg]:
+    params = xml_args(args, lambda k, first: f"\n<parameter={k}>", "", "</parameter>", trims)
+    return [(f"{open_}<function=write_file>", "{"), *params, ("\n</function>", "}"), (close, "")]
+
+
+def glm(args: dict) -> list[Seg]:
+    params = xml_args(args, lambda k, first: ("" if first else "\n<arg_key>") + f"{k}</arg_key>\n",
+                      "<arg_value>", "</arg_value>", False)
+    return [("<tool_call>write_file\n<arg_key>", "{"), *params, ("\n</tool_call>", "}")]
+
+
+def hermes(args: dict, start: str = "<tool_call>", end: str = "</tool_call>") -> list[Seg]:
+    return [(f'{start}\n{{"name": "write_file", "arguments": ', ""), *json_args(args), (f"}}\n{end}", "")]
+
+
+DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+
+#: family -> (model folder, reasoning parser, the call's segments)
+FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
+    "hermes": ("qwen3", None, hermes),
+    "longcat": ("qwen3", None, lambda a: hermes(a, "<longcat_tool_call>", "</longcat_tool_call>")),
+    "llama3_json": ("llama3", None, lambda a: [('{"name": "write_file", "parameters": ', ""), *json_args(a), ("}", "")]),
+    "qwen3_coder": ("qwen3", None, qwen),
+    "step3p5": ("qwen3", None, qwen),
+    "step5": ("qwen3", None, qwen),
+    "seed_oss": ("qwen3", None, lambda a: qwen(a, "<seed:tool_call>\n", "\n</seed:tool_call>")),
+    "mimo": ("qwen3", None, lambda a: qwen(a, trims=False)),
+    "glm45": ("synthetic-families", None, glm),
+    "ling3": ("synthetic-families", None, glm),
+    "deepseek_v3": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}function<｜tool▁sep｜>write_file\n```json\n", ""),
+                                                    *json_args(a), (f"\n```{DS_END}", "")]),
+    "deepseek_v31": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}write_file<｜tool▁sep｜>", ""), *json_args(a),
+                                                     (DS_END, "")]),
+    "openai": ("gpt-oss", "openai_gptoss", lambda a: [
+        ("<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>", ""),
+        *json_args(a, ascii_only=True), ("<|call|>", "")]),
+}
+
+
+def ready_tokens(decode: Callable[[list[int]], str], ids: list[int], segs: list[Seg]) -> list[int]:
+    """For each argument byte, the index of the token whose text completes its segment."""
+    raw = "".join(r for r, _ in segs)
+    out, end, k = [], 0, 0
+    for r, canon in segs:
+        end += len(r)
+        while not decode(ids[: k + 1]).startswith(raw[:end]):
+            k += 1
+        out += [k] * len(canon)
+    return out
+
+
+def measure(family: str, lines: int) -> dict:
+    import msgspec
+
+    from tokenbridge.config import ServeConfig
+    from tokenbridge.derender.stream import chat_chunk
+    from tokenbridge.model.context import load_model
+    from tokenbridge.protocol.engine import DerenderChatRequest
+
+    folder, reasoning, spell = FAMILIES[family]
+    if folder == "gpt-oss":
+        os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(MODELS / "gpt-oss"))
+    model = load_model(str(MODELS / folder), max_model_len=32768)
+    cfg = ServeConfig(tool_call_parser=family, reasoning_parser=reasoning, enable_auto_tool_choice=True)
+    args = {"path": "prices.py", "content": "".join(CODE[k % len(CODE)] for k in range(lines))}
+    segs = spell(args)
+    raw = "".join(r for r, _ in segs)
+    tok = model.tokenizer
+    ids = tok.encode(raw)
+    decode = lambda ids: tok.decode(ids, skip_special_tokens=False)  # noqa: E731
+    if decode(ids) != raw:
+        return {"family": family, "skipped": "the tokenizer does not round-trip the output"}
+    ready = ready_tokens(decode, ids, segs)
+    prompt = tok.encode("<|start|>assistant" if folder == "gpt-oss" else "hi")
+    chat = {"messages": [{"role": "user", "content": "Write prices.py"}], "tools": TOOLS}
+    base = {"model": "m", "stream": True, "prompt_token_ids": prompt, "chat_request": chat}
+    state, sent_at, name, got = None, [], None, ""
+    for k, token in enumerate(ids):
+        last = k == len(ids) - 1
+        body = dict(base, stream_state=state, generate_chunk={"request_id": "r", "choices": [
+            {"index": 0, "token_ids": [token], "finish_reason": "stop" if last else None}]})
+        resp = chat_chunk(model, cfg, msgspec.convert(body, DerenderChatRequest))
+        state = resp["stream_state"]
+        for ch in resp["chunk"]["choices"]:
+            for tc in ch["delta"].get("tool_calls") or []:
+                name = name or tc["function"].get("name")
+                piece = tc["function"].get("arguments") or ""
+                got += piece
+                sent_at += [k] * len(piece)
+    want = "".join(c for _, c in segs)
+    exact = name == "write_file" and got == want
+    lags = [s - r for s, r in zip(sent_at, ready)] if exact else []
+    return {"family": family, "tokens": len(ids), "exact": exact,
+            "first_lag": lags[0] if lags else None, "max_lag": max(lags) if lags else None,
+            "p99_lag": sorted(lags)[int(len(lags) * 0.99)] if lags else None,
+            "worst": (want[max(0, lags.index(max(lags)) - 12): lags.index(max(lags)) + 3]) if lags else None}
+
+
+def report(rows: list[dict]) -> None:
+    print(f"{'family':<14} {'tokens':>6} {'first':>5} {'max':>4} {'p99':>4}  exact  worst at")
+    for r in rows:
+        if "skipped" in r:
+            print(f"{r['family']:<14} skipped: {r['skipped']}")
+            continue
+        print(f"{r['family']:<14} {r['tokens']:>6} {r['first_lag']!s:>5} {r['max_lag']!s:>4} {r['p99_lag']!s:>4}  "
+              f"{r['exact']!s:<5}  {r['worst']!r}")
+    lags = [r["max_lag"] for r in rows if r.get("max_lag") is not None]
+    if lags:
+        print(f"argument lag over {len(lags)} families: max {max(lags)}, median of maxima {statistics.median(lags)} tokens")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--families", help="comma-separated (default: every family listed here)")
+    ap.add_argument("--lines", type=int, default=40, help="lines of code in the call's content")
+    ap.add_argument("--json", help="write the rows here")
+    a = ap.parse_args()
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    names = a.families.split(",") if a.families else list(FAMILIES)
+    unknown = set(names) - set(FAMILIES)
+    if unknown:
+        sys.exit(f"no call spelling for {sorted(unknown)}")
+    rows = [measure(n, a.lines) for n in names]
+    report(rows)
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
