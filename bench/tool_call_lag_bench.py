@@ -87,6 +87,12 @@ def glm(args: dict) -> list[Seg]:
     return [("<tool_call>write_file\n<arg_key>", "{"), *params, ("\n</tool_call>", "}")]
 
 
+def minimax(args: dict) -> list[Seg]:
+    params = xml_args(args, lambda k, first: f'\n<parameter name="{k}">', "", "</parameter>", False)
+    return [('<minimax:tool_call>\n<invoke name="write_file">', "{"), *params, ("\n</invoke>", "}"),
+            ("\n</minimax:tool_call>", "")]
+
+
 def hermes(args: dict, start: str = "<tool_call>", end: str = "</tool_call>") -> list[Seg]:
     return [(f'{start}\n{{"name": "write_file", "arguments": ', ""), *json_args(args), (f"}}\n{end}", "")]
 
@@ -105,6 +111,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "mimo": ("qwen3", None, lambda a: qwen(a, trims=False)),
     "glm45": ("synthetic-families", None, glm),
     "ling3": ("synthetic-families", None, glm),
+    "minimax_m2": ("qwen3", None, minimax),
     "deepseek_v3": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}function<｜tool▁sep｜>write_file\n```json\n", ""),
                                                     *json_args(a), (f"\n```{DS_END}", "")]),
     "deepseek_v31": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}write_file<｜tool▁sep｜>", ""), *json_args(a),

@@ -3,7 +3,10 @@
 Each parser (tool or reasoning) is fed outputs that mix many families' markers, once whole
 and then in random chunks with a msgpack snapshot/restore between chunks, through derender's
 own composition (``build_choice_parser``). The accumulated content, reasoning and tool calls
-must equal the one-shot result.
+must equal the one-shot result. Every tool parser with an incremental variant is fed the same
+way as a ``--tool-call-streaming incremental`` stream: every chunking accumulates to the same
+answer, and for the outputs that are well-formed calls of its family (``WELL_FORMED``) to the
+one-shot answer.
 """
 
 from __future__ import annotations
@@ -44,7 +47,19 @@ OUTPUTS = [
     f"{ARGS}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
     f"<|tool_call|>[{{\"name\": \"get_weather\", \"arguments\": {ARGS}}}]<|/tool_call|>",
     "Reasoning without an end marker… <tool_call>{\"name\": \"get_weather\", \"argu",
+    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Zürich 🌧</parameter>\n'
+    '<parameter name="days">3</parameter>\n</invoke>\n</minimax:tool_call>',
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+    f"{ARGS}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+    f'Sure.<longcat_tool_call>{{"name": "search_web", "arguments": {{"query": "a\\"b"}}}}</longcat_tool_call>',
+    "<seed:tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</seed:tool_call>",
 ]
+#: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
+WELL_FORMED = {
+    0: {"*"}, 1: {"hermes"}, 2: {"qwen3_coder", "step3p5", "step5", "mimo"}, 6: {"llama3_json"},
+    8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
+    15: {"seed_oss"},
+}
 
 
 @lru_cache(maxsize=1)
@@ -58,15 +73,15 @@ def _request(tool_choice) -> ChatCompletionRequest:
     )
 
 
-def _run(cfg: ServeConfig, req: ChatCompletionRequest, pieces: list[str]):
+def _run(cfg: ServeConfig, req: ChatCompletionRequest, pieces: list[str], streaming: bool = False):
     model = _model()
-    p = build_choice_parser(model, cfg, req, None)
+    p = build_choice_parser(model, cfg, req, None, streaming)
     content, reasoning, calls = "", "", {}
     for i, piece in enumerate([*pieces, None]):
         if i:
             # Continue from a restored snapshot, as a stateless stream does between calls.
             snap = msgspec.msgpack.decode(msgspec.msgpack.encode(p.snapshot()))
-            p = build_choice_parser(model, cfg, req, None)
+            p = build_choice_parser(model, cfg, req, None, streaming)
             p.restore(snap)
         d = p.feed(piece, []) if piece is not None else p.finish().delta
         content += d.content
@@ -94,6 +109,31 @@ def test_every_tool_parser_is_chunking_invariant(name, text, cuts):
     cfg = ServeConfig(tool_call_parser=name, enable_auto_tool_choice=True)
     req = _request("auto")
     assert _run(cfg, req, _chunks(text, cuts)) == _run(cfg, req, [text])
+
+
+INCREMENTAL_NAMES = [n for n in TOOL_NAMES if registry.get_tool_parser(n).incremental is not None]
+
+
+#: Families parsed from token ids of their own tokenizer, tested with it elsewhere.
+BY_TOKEN_IDS = {"openai": "tests/parsers/test_harmony.py"}
+
+
+def test_every_incremental_family_has_a_well_formed_output():
+    assert set(INCREMENTAL_NAMES) - set(BY_TOKEN_IDS) <= set().union(*WELL_FORMED.values())
+
+
+@pytest.mark.parametrize("name", INCREMENTAL_NAMES)
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(0, len(OUTPUTS) - 1), cuts=st.lists(st.integers(0, 400), max_size=8))
+def test_every_incremental_tool_parser_is_chunking_invariant(name, k, cuts):
+    cfg = ServeConfig(tool_call_parser=name, enable_auto_tool_choice=True, tool_call_streaming="incremental")
+    req = _request("auto")
+    text = OUTPUTS[k]
+    whole = _run(cfg, req, [text], streaming=True)
+    assert _run(cfg, req, _chunks(text, cuts), streaming=True) == whole
+    assert _run(cfg, req, list(text), streaming=True) == whole
+    if WELL_FORMED.get(k, set()) & {name, "*"}:
+        assert whole == _run(cfg, req, [text])
 
 
 @pytest.mark.parametrize("name", REASONING_NAMES)

@@ -195,7 +195,23 @@ def glm_output(draw) -> str:
     return "".join(out)
 
 
-@pytest.mark.parametrize("family, outputs", [("qwen3_coder", qwen_coder_output()), ("glm45", glm_output())])
+@st.composite
+def minimax_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n"])), "<minimax:tool_call>"]
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["write_file", "unknown_fn"]))
+        quote = draw(st.sampled_from(['"', "'", ""]))
+        params = "".join(
+            f"<parameter name={quote}{k}{quote}>{draw(_XML_VALUES)}</parameter>{draw(st.sampled_from(['', chr(10)]))}"
+            for k in draw(st.lists(st.sampled_from(["path", "content", "mode", "opts", "flag", "x"]), max_size=4, unique=True))
+        )
+        out.append(f'\n<invoke name="{name}">\n{params}</invoke>')
+    out.append(draw(st.sampled_from(["\n</minimax:tool_call>", "\n</minimax:tool_call> tail", ""])))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("family, outputs", [("qwen3_coder", qwen_coder_output()), ("glm45", glm_output()),
+                                             ("minimax_m2", minimax_output())])
 def test_tag_family_streams_add_up_to_the_one_shot_answer(family, outputs):
     @settings(max_examples=250, deadline=None)
     @given(outputs, st.lists(st.integers(0, 10_000), max_size=10))
@@ -206,6 +222,15 @@ def test_tag_family_streams_add_up_to_the_one_shot_answer(family, outputs):
         assert xml_incremental(family, list(text), restore=False) == got
 
     check()
+
+
+def test_minimax_sends_a_parameter_once_its_name_closes():
+    p = registry.get_tool_parser("minimax_m2").incremental(XML_CTX)
+    steps = ['<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">li', "ne 1\n",
+             '</parameter>\n<parameter name=\'mode\'>7</parameter>', "\n</invoke>\n</minimax:tool_call>"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("write_file", "{"), (None, '"content": "'), (None, "li")], [(None, "ne 1\\n")],
+                    [(None, '"'), (None, ', "mode": 7')], [(None, "}")]]
 
 
 def test_tag_family_sends_string_values_as_they_arrive():

@@ -1,5 +1,6 @@
 """Incremental streaming for the XML/key-value tag families (Qwen3-Coder ``<parameter=k>``,
-GLM ``<arg_key>``/``<arg_value>``), as a subclass of the tag engine's parser.
+GLM ``<arg_key>``/``<arg_value>``, MiniMax-M2 ``<parameter name="k">``), as a subclass of the tag
+engine's parser.
 
 The whole-call engine holds a call's name and raw arguments until the call closes. Here a call
 opens as soon as its name is complete and accepted (the one-shot answer keeps every such call),
@@ -56,17 +57,19 @@ class ArgSyntax(NamedTuple):
     """One family's parameter markup, as the literal events that open and close keys and values."""
 
     key_open: str
-    key_close: str
+    key_close: tuple[str, ...]
     value_open: str | None  # None: the value starts right after the key
     value_close: str
     next_key_closes_value: bool
     trim_newline: bool
     strip_key: bool
+    quoted_key: bool = False  # the key may be written "k" or 'k' (the quotes are not part of it)
 
 
-QWEN_PARAMS = ArgSyntax("<parameter=", ">", None, "</parameter>", True, True, False)
-VERBATIM_PARAMS = ArgSyntax("<parameter=", ">", None, "</parameter>", True, False, False)
-GLM_ARGS = ArgSyntax("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", False, False, True)
+QWEN_PARAMS = ArgSyntax("<parameter=", (">",), None, "</parameter>", True, True, False)
+VERBATIM_PARAMS = ArgSyntax("<parameter=", (">",), None, "</parameter>", True, False, False)
+GLM_ARGS = ArgSyntax("<arg_key>", ("</arg_key>",), "<arg_value>", "</arg_value>", False, False, True)
+MINIMAX_PARAMS = ArgSyntax("<parameter name=", ('">', "'>", ">"), None, "</parameter>", True, False, True, True)
 
 
 class StreamedTagArgs(TagToolParser):
@@ -129,8 +132,8 @@ class StreamedTagArgs(TagToolParser):
                 self._end_value(out)
             live.where, live.key = KEY, ""
         elif where == KEY:
-            if value == syn.key_close:
-                live.key = live.key.strip() if syn.strip_key else live.key.lstrip()
+            if value in syn.key_close:
+                live.key = self._key(live.key + (value[:-1] if syn.quoted_key else ""))
                 if syn.value_open is None:
                     self._begin_value(out)
                 else:
@@ -148,10 +151,20 @@ class StreamedTagArgs(TagToolParser):
             else:
                 self._value_text(value, out)
 
+    def _key(self, raw: str) -> str:
+        syn = self.syntax
+        key = raw.strip() if syn.strip_key else raw.lstrip()
+        if syn.quoted_key and len(key) > 1 and key[0] in "\"'" and key[-1] == key[0]:
+            key = key[1:-1].strip()
+        return key
+
     def _begin_value(self, out: Delta) -> None:
         live = self.live
         key = live.key
         live.where, live.held, live.started = VALUE, "", False
+        if not key and self.syntax.quoted_key:  # a nameless parameter: the one-shot answer skips it
+            live.fate = SKIP
+            return
         live.fate = STREAM if self._stays_string(key) else HOLD
         sep = ", " if live.members else ""
         live.members += 1

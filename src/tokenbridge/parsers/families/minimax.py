@@ -15,6 +15,7 @@ from tokenbridge.parsers.base import ParseContext, ReasoningParser
 from tokenbridge.parsers.engine.lexer import partial_suffix, token_id
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
 from tokenbridge.parsers.engine.schema import coerce_string, schema_types
+from tokenbridge.parsers.engine.tag_stream import MINIMAX_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import (
     ARG, ARGS, BETWEEN, CALL_END, CALL_START, CONTENT, NAME, PREAMBLE, REASONING, REASONING_END, Family,
     Transitions, family_parser, to,
@@ -239,6 +240,9 @@ MinimaxM2ToolParser = tool_parser("minimax_m2", "minimax-m2", "minimax", family=
         ),
     )
 )
+
+
+MinimaxM2ToolParser.incremental = streamed_tag_parser(MinimaxM2ToolParser, MINIMAX_PARAMS)
 
 
 MinimaxM3ToolParser = tool_parser("minimax_m3", "minimax-m3", family="minimax_m3")(
