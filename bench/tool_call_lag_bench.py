@@ -112,6 +112,18 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "glm45": ("synthetic-families", None, glm),
     "ling3": ("synthetic-families", None, glm),
     "minimax_m2": ("qwen3", None, minimax),
+    "inkling": ("qwen3", None, lambda a: [('<|message_model|><|content_invoke_tool_json|>{"name": "write_file", "args": ', ""),
+                                         *json_args(a), ("}<|end_message|>", "")]),
+    "plamo3": ("qwen3", None, lambda a: [
+        ("<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>write_file"
+         "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>", ""),
+        *json_args(a), ("<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+                        "<|plamo:end_tool_requests:plamo|>", "")]),
+    "granite": ("synthetic-families", None, lambda a: [('<|tool_call|>[{"name": "write_file", "arguments": ', ""),
+                                                      *json_args(a), ("}]", "")]),
+    "granite4": ("synthetic-families", None, lambda a: hermes(a, "<tool_call>", "</tool_call>")),
+    "granite-20b-fc": ("synthetic-families", None, lambda a: [('<function_call> {"name": "write_file", "arguments": ', ""),
+                                                             *json_args(a), ("}", "")]),
     "deepseek_v3": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}function<｜tool▁sep｜>write_file\n```json\n", ""),
                                                     *json_args(a), (f"\n```{DS_END}", "")]),
     "deepseek_v31": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}write_file<｜tool▁sep｜>", ""), *json_args(a),

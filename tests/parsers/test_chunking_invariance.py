@@ -53,12 +53,20 @@ OUTPUTS = [
     f"{ARGS}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
     f'Sure.<longcat_tool_call>{{"name": "search_web", "arguments": {{"query": "a\\"b"}}}}</longcat_tool_call>',
     "<seed:tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</seed:tool_call>",
+    f'Sure <function_call> {{"name": "get_weather", "arguments": {ARGS}}} x <function_call>{{"name": "search_web", '
+    '"arguments": {}}',
+    "<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>get_weather"
+    "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+    f"{ARGS}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>",
+    "<|message_model|><|content_text|>Sure.<|end_message|><|message_model|><|content_invoke_tool_json|>"
+    f'{{"name": "get_weather", "args": {ARGS}}}<|end_message|>',
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
-    0: {"*"}, 1: {"hermes"}, 2: {"qwen3_coder", "step3p5", "step5", "mimo"}, 6: {"llama3_json"},
-    8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
-    15: {"seed_oss"},
+    0: {"*"}, 1: {"hermes", "granite4"}, 2: {"qwen3_coder", "step3p5", "step5", "mimo"}, 6: {"llama3_json"},
+    8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
+    15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
+    18: {"inkling"},
 }
 
 

@@ -298,3 +298,137 @@ def test_required_streams_add_up_to_the_one_shot_answer(text, cuts):
     if want.calls or text.strip() == "[]":
         assert (got.content, got.named_calls()) == (want.content, want.named_calls())
     assert feed(lambda: StreamedRequiredToolChoice(CTX), list(text)) == feed(lambda: StreamedRequiredToolChoice(CTX), [text])
+
+
+_OBJECTS = JSON_TEXT.filter(lambda t: t.startswith("{"))
+
+
+@st.composite
+def granite_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.", "Let me look. ", " \n", "日本 😀"]))]
+    for _ in range(draw(st.integers(1, 2))):
+        elements = []
+        for _ in range(draw(st.integers(1, 3))):
+            members = [f'"name":{draw(_WS)}"{draw(st.sampled_from(["f", "get_weather", "日本"]))}"',
+                       f'"arguments"{draw(_WS)}:{draw(_WS)}{draw(_OBJECTS)}']
+            if draw(st.booleans()):
+                members.append(f'"id": {draw(JSON_TEXT)}')
+            elements.append("{" + draw(_WS) + ("," + draw(_WS)).join(members) + draw(_WS) + "}")
+        sep = draw(st.sampled_from([",", ", ", ",\n"]))
+        marker = draw(st.sampled_from(["<|tool_call|>", "<tool_call>"]))
+        out.append(f"{marker}{draw(_WS)}[{draw(_WS)}{sep.join(elements)}{draw(_WS)}]")
+        out.append(draw(st.sampled_from(["", " after", "\n"])))
+    return "".join(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(granite_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_granite_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("granite", text)
+    got = incremental("granite", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert incremental("granite", list(text), restore=False) == got
+
+
+def test_granite_sends_arguments_as_written():
+    p = registry.get_tool_parser("granite").incremental(CTX)
+    steps = ['Hi <|tool_call|>[{"name": "f",', ' "arguments": {"a":  1', '.50, "b": "x', 'y"}}, {"name": "g"}]']
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps] + [p.finish().tool_calls]
+    assert sent == [[("f", "")], [(None, '{"a":  ')], [(None, '1.50, "b": "x')], [(None, 'y"}'), ("g", "{}")], []]
+
+
+@pytest.mark.parametrize("text, content, calls", [
+    # a truncated element stands once named; the held text is dropped
+    ('<|tool_call|>[{"name": "f", "arguments": {"a": 1}', "", [("f", '{"a": 1}')]),
+    # invalid JSON after the name: the call stands, the rest is content
+    ('<|tool_call|>[{"name": "f", "arguments": {"a": tru}}]', "tru}}]", [("f", '{"a": ')]),
+    # not an array after the marker: the marker goes, the rest is content
+    ("Hi <|tool_call|> no call", "Hi no call", []),
+    # an element with no name: content from its start
+    ('<|tool_call|>[{"arguments": {}}]', '{"arguments": {}}]', []),
+])
+def test_granite_documented_answers(text, content, calls):
+    for pieces in ([text], list(text)):
+        got = incremental("granite", pieces)
+        assert (got.content, got.named_calls()) == (content, calls)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hermes_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_granite4_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("granite4", text)
+    got = incremental("granite4", split(text, cuts))
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    else:
+        assert got == incremental("granite4", [text])
+    assert incremental("granite4", list(text), restore=False) == incremental("granite4", [text])
+
+
+@settings(max_examples=150, deadline=None)
+@given(hermes_output("<function_call>", ""), st.lists(st.integers(0, 10_000), max_size=10))
+def test_granite_20b_fc_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("granite-20b-fc", text)
+    got = incremental("granite-20b-fc", split(text, cuts))
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    else:
+        assert got == incremental("granite-20b-fc", [text])
+    assert incremental("granite-20b-fc", list(text), restore=False) == incremental("granite-20b-fc", [text])
+
+
+_PLAMO_ARGS = "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+
+
+@st.composite
+def plamo_output(draw) -> str:
+    reqs = "".join(
+        "<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
+        + draw(st.sampled_from(["f", "get_weather"])) + "<|plamo:end_tool_name:plamo|>" + _PLAMO_ARGS
+        + draw(_WS) + draw(st.one_of(_OBJECTS, st.just(""))) + draw(_WS)
+        + "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+        for _ in range(draw(st.integers(1, 3))))
+    head = draw(st.sampled_from(["", "Checking. ", "\n"]))
+    tail = draw(st.sampled_from(["", " done", "<|plamo:tag|>"]))
+    return f"{head}<|plamo:begin_tool_requests:plamo|>{reqs}<|plamo:end_tool_requests:plamo|>{tail}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(plamo_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_plamo_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("plamo3", text)
+    got = incremental("plamo3", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert incremental("plamo3", list(text), restore=False) == got
+
+
+@st.composite
+def inkling_output(draw) -> str:
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        if draw(st.booleans()):
+            out.append("<|message_model|><|content_text|>" + draw(st.sampled_from(["Hi.", " ", "日本"])) + "<|end_message|>")
+        members = [f'"name":{draw(_WS)}"{draw(st.sampled_from(["f", "get_weather"]))}"']
+        if draw(st.integers(0, 3)):
+            members.append(f'"args"{draw(_WS)}:{draw(_WS)}{draw(_OBJECTS)}')
+        if draw(st.booleans()):
+            members.append(f'"id": {draw(JSON_TEXT)}')
+        body = "{" + draw(_WS) + ("," + draw(_WS)).join(members) + draw(_WS) + "}"
+        out.append(f"<|message_model|><|content_invoke_tool_json|>{draw(_WS)}{body}{draw(_WS)}<|end_message|>")
+    return "".join(out) + draw(st.sampled_from(["", "tail"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(inkling_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_inkling_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("inkling", text)
+    got = incremental("inkling", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert incremental("inkling", list(text), restore=False) == got
+
+
+def test_inkling_sends_the_name_then_the_arguments_as_written():
+    p = registry.get_tool_parser("inkling").incremental(CTX)
+    steps = ['<|message_model|><|content_invoke_tool_json|>{"name": "f", "ar', 'gs": {"a":', ' "x"}}', "<|end_message|>"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("f", "")], [(None, '{"a":')], [(None, ' "x"}')], []]

@@ -186,3 +186,16 @@ def test_a_forged_state_is_refused():
     for snap in [None, [0], [99, "", ""], [0, "x", ""], [0, "{", 1], [0, "{" * 300, ""], [0, "", "", ""]]:
         with pytest.raises(ValueError):
             JsonStream().restore(snap)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_TEXT, st.lists(st.integers(0, 10_000), max_size=12))
+def test_verbatim_mode_gives_the_text_as_written(raw, cuts):
+    assert stream(_split(raw.strip(" \t\n\r"), cuts), verbatim=True) == raw.strip(" \t\n\r")
+
+
+def test_verbatim_mode_holds_what_may_still_break():
+    js = JsonStream(verbatim=True)
+    assert js.feed('{"a": tr')[0] == '{"a": '
+    assert js.feed("u}")[0] == ""
+    assert js.broken == "tru}"

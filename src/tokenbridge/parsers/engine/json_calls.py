@@ -36,13 +36,15 @@ _WS = " \t\n\r"
 class CallObject:
     """One ``{"name": …, "arguments": …}`` object being read; ``feed`` returns deltas' pieces."""
 
-    __slots__ = ("ensure_ascii", "args_keys", "stop_at_close", "args_first", "missing_args", "pos", "member",
-                 "sub", "key", "buf", "named", "has_args", "held_args", "broken")
+    __slots__ = ("ensure_ascii", "args_keys", "stop_at_close", "args_first", "missing_args", "args_opts", "pos",
+                 "member", "sub", "key", "buf", "named", "has_args", "held_args", "broken")
 
     def __init__(self, ensure_ascii: bool, args_keys: tuple[str, ...], stop_at_close: bool = False,
-                 args_first: str | None = None, missing_args: str | None = None) -> None:
+                 args_first: str | None = None, missing_args: str | None = None,
+                 args_opts: dict[str, bool] | None = None) -> None:
         self.ensure_ascii = ensure_ascii
         self.args_keys = args_keys
+        self.args_opts = args_opts or {}  # how the arguments are read (JsonStream's options)
         self.stop_at_close = stop_at_close  # the call ends with its object (no end marker)
         self.args_first = args_first  # the characters an arguments value may start with (None: any)
         self.missing_args = missing_args  # the arguments of a call without them (None: it breaks)
@@ -137,8 +139,11 @@ class CallObject:
 
     def _begin(self, member: int) -> None:
         self.member = member
-        self.sub = JsonStream(self.ensure_ascii)
+        self.sub = self._stream(member)
         self.pos = MEMBER
+
+    def _stream(self, member: int) -> JsonStream:
+        return JsonStream(self.ensure_ascii, **(self.args_opts if member == M_ARGS else {}))
 
     def _end_member(self) -> bool:
         """Closes the member just read; True when it was the name (its text is in ``buf``)."""
@@ -179,7 +184,7 @@ class CallObject:
         self.pos, self.member, self.key, self.buf, self.named, self.has_args, self.held_args = (
             pos, member, key, buf, named, has_args, held)
         if sub is not None:
-            self.sub = JsonStream(self.ensure_ascii)
+            self.sub = self._stream(member)
             self.sub.restore(sub)
 
 
@@ -187,13 +192,18 @@ class StreamedJsonCalls(ToolParser):
     """``<start>{"name", "arguments"}<end>`` calls, streamed as they are written.
 
     Content before the first start marker streams; text between and after calls is dropped
-    (hermes' one-shot rules). A call without its end marker is read to the end of the output.
+    (hermes' one-shot rules) unless ``keeps_text_between``. A call without its end marker is
+    read to the end of the output. With no end marker (``end`` None) the object's ``}`` ends
+    the call (Granite-20B-FunctionCalling).
     """
 
     start: ClassVar[str]
-    end: ClassVar[str]
+    end: ClassVar[str | None]
     args_keys: ClassVar[tuple[str, ...]] = ("arguments",)
     ensure_ascii: ClassVar[bool] = False
+    #: how the arguments are read (``JsonStream`` options; e.g. a string kept as its text)
+    args_opts: ClassVar[dict[str, bool]] = {}
+    keeps_text_between: ClassVar[bool] = False
     streams_arguments = True
 
     def __init__(self, ctx: ParseContext) -> None:
@@ -222,6 +232,11 @@ class StreamedJsonCalls(ToolParser):
             if mode == BROKEN:
                 content.append(buf)
                 break
+            if mode == CALL and self.end is None:
+                buf = self._read_object(buf, content, calls, final)
+                if self._mode == CALL:
+                    break
+                continue
             marker = self.end if mode == CALL else self.start
             pos = buf.find(marker)
             if pos == -1:
@@ -229,7 +244,7 @@ class StreamedJsonCalls(ToolParser):
                 piece, rest = buf[: len(buf) - keep], buf[len(buf) - keep :]
             else:
                 piece, rest = buf[:pos], buf[pos:]
-            if mode == CONTENT:
+            if mode == CONTENT or (mode == BETWEEN and self.keeps_text_between):
                 content.append(piece)
             elif mode == CALL:
                 self._feed_call(piece, content, calls)
@@ -248,14 +263,24 @@ class StreamedJsonCalls(ToolParser):
 
     def _open_call(self) -> None:
         self._mode = CALL
-        self._call = CallObject(self.ensure_ascii, self.args_keys)
+        self._call = self._new_call()
         self._raw = self.start
 
-    def _feed_call(self, piece: str, content: list[str], calls: list[ToolCallDelta]) -> None:
+    def _new_call(self) -> CallObject:
+        return CallObject(self.ensure_ascii, self.args_keys, stop_at_close=self.end is None, args_opts=self.args_opts)
+
+    def _read_object(self, buf: str, content: list[str], calls: list[ToolCallDelta], final: bool) -> str:
+        """A call ended by its object's close: the text after it is returned."""
+        used = self._feed_call(buf, content, calls)
+        if self._mode == CALL and (self._call.complete or final):
+            self._end_call(content, truncated=not self._call.complete)
+        return "" if self._mode == BROKEN else buf[used:]
+
+    def _feed_call(self, piece: str, content: list[str], calls: list[ToolCallDelta]) -> int:
         call = self._call
-        if not call.named:
-            self._raw += piece
-        name, args, _ = call.feed(piece)
+        name, args, used = call.feed(piece)
+        if name is None and not call.named:
+            self._raw += piece[:used]
         if name is not None:
             calls.append(ToolCallDelta(self._index, name=name, arguments=args))
             self._raw = ""
@@ -263,6 +288,7 @@ class StreamedJsonCalls(ToolParser):
             calls.append(ToolCallDelta(self._index, arguments=args))
         if call.broken is not None:
             self._break(call.broken, content)
+        return used
 
     def _end_call(self, content: list[str], truncated: bool) -> None:
         """The call's text ended: at its end marker, or (``truncated``) at the output's end."""
@@ -299,7 +325,7 @@ class StreamedJsonCalls(ToolParser):
         self._mode, self._buf, self._index, self._raw = mode, buf, index, raw
         self._call = None
         if call is not None:
-            self._call = CallObject(self.ensure_ascii, self.args_keys)
+            self._call = self._new_call()
             self._call.restore(call)
 
 

@@ -62,14 +62,18 @@ class JsonStream:
     completes (``done``), then the length up to its last byte; the caller owns the rest.
     ``raw_string``: a top-level string is given as its decoded text (xLAM/Granite 4 keep
     string arguments verbatim). ``strict=False`` allows raw control characters in strings.
+    ``verbatim``: the output is the value's own text as written (Granite 3 and PLaMo keep the
+    arguments' text), checked as JSON the same way.
     """
 
-    __slots__ = ("ensure_ascii", "strict", "raw_string", "mode", "stack", "pending", "broken", "_at")
+    __slots__ = ("ensure_ascii", "strict", "raw_string", "verbatim", "mode", "stack", "pending", "broken", "_at")
 
-    def __init__(self, ensure_ascii: bool = False, strict: bool = True, raw_string: bool = False) -> None:
+    def __init__(self, ensure_ascii: bool = False, strict: bool = True, raw_string: bool = False,
+                 verbatim: bool = False) -> None:
         self.ensure_ascii = ensure_ascii
         self.strict = strict
         self.raw_string = raw_string
+        self.verbatim = verbatim
         self.mode = VALUE
         self.stack = ""  # the open containers, "{" or "["
         self.pending = ""  # raw text read but not yet decided
@@ -92,8 +96,8 @@ class JsonStream:
             i = self._scan(s, out, False)
         except JsonStreamError:
             self.broken = s[self._at :]
-            return "".join(out), len(text)
-        return "".join(out), max(0, i - held)
+            return s[: self._at] if self.verbatim else "".join(out), len(text)
+        return s[: i - len(self.pending)] if self.verbatim else "".join(out), max(0, i - held)
 
     def finish(self) -> str:
         """The rest of the output at the end of the text; ``broken`` is set if the value is
@@ -103,12 +107,13 @@ class JsonStream:
         s, self.pending = self.pending, ""
         out: list[str] = []
         try:
-            self._scan(s, out, True)
+            i = self._scan(s, out, True)
             if self.mode != DONE:
                 raise JsonStreamError("unexpected end of JSON text")
         except JsonStreamError:
             self.broken = s[self._at :]
-        return "".join(out)
+            return s[: self._at] if self.verbatim else "".join(out)
+        return s[:i] if self.verbatim else "".join(out)
 
     def _encode(self, text: str) -> str:
         return (encode_basestring_ascii if self.ensure_ascii else encode_basestring)(text)[1:-1]

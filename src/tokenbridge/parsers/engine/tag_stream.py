@@ -11,6 +11,10 @@ to its end and sent coerced. The call's end sends ``}``. The bytes add up to the
 ``json.dumps`` of the coerced parameters. A call the engine cannot name from its markup (JSON
 call bodies, an empty name) is sent whole at its end, as in ``whole`` mode.
 
+A family whose arguments are the text of a section (PLaMo-3's JSON) sends that text as written,
+stripped (``StreamedTagText``). Where the tool's schema coerces a value (a number written as a
+string, …) the one-shot answer re-serializes the arguments; such a call streams as written.
+
 Malformed output, the documented answer: a repeated key is sent again (a JSON parser keeps its
 last value, as the one-shot answer does, at the first one's place); a value left
 unclosed when the call ends (or the output is cut) is closed if it was streaming and dropped if
@@ -25,7 +29,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from tokenbridge.parsers.base import Delta, ToolCallDelta
+from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
+from tokenbridge.parsers.engine.json_calls import CallObject
 from tokenbridge.parsers.engine.schema import _TYPE_ALIASES, coerce_string, schema_types, tool_properties
 from tokenbridge.parsers.engine.tags import TagState, TagToolParser
 
@@ -51,6 +56,7 @@ class LiveCall(msgspec.Struct, array_like=True):
 
 class StreamedTagState(TagState):
     live: LiveCall | None = None
+    body: list | None = None  # a JSON call body's parse position (``CallObject`` snapshot)
 
 
 class ArgSyntax(NamedTuple):
@@ -78,6 +84,7 @@ class StreamedTagArgs(TagToolParser):
     syntax: ArgSyntax
     streams_arguments = True
     State = StreamedTagState
+    opening = "{"  # the arguments' first bytes, sent with the name
 
     # -- events --------------------------------------------------------------------------------
 
@@ -116,7 +123,7 @@ class StreamedTagArgs(TagToolParser):
             self.deferred = ""
         self.live = LiveCall(self.n_calls, name)
         self.n_calls += 1
-        out.tool_calls.append(ToolCallDelta(index=self.live.index, name=name, arguments="{"))
+        out.tool_calls.append(ToolCallDelta(index=self.live.index, name=name, arguments=self.opening))
         if not self.resolved:
             self._resolve_with_calls(out)
 
@@ -226,8 +233,105 @@ class StreamedTagArgs(TagToolParser):
         self.live = None
 
 
-def streamed_tag_parser(cls: type[TagToolParser], syntax: ArgSyntax) -> type[TagToolParser]:
-    """``cls`` for ``--tool-call-streaming incremental``: arguments sent as written."""
-    return type(f"{cls.__name__.removesuffix('ToolParser')}StreamedCalls", (StreamedTagArgs, cls),
+class StreamedTagText(StreamedTagArgs):
+    """Arguments that are the text of the family's arguments section, as written: leading
+    whitespace dropped, trailing whitespace held until more text shows it is not the end
+    (the one-shot answer strips the section); an empty section is ``{}``."""
+
+    opening = ""
+
+    def _json_args(self, text: str, out: Delta) -> None:
+        """The section's text as it comes (the engine's hold of a closing bracket only orders
+        its events; the text is the same)."""
+        self._event("arg", text, out)
+
+    def _arg(self, value: str, out: Delta) -> None:
+        live = self.live
+        text = live.held + value
+        if not live.started:
+            text = text.lstrip()
+            if not text:
+                return
+            live.started = True
+        body = text.rstrip()
+        live.held = text[len(body):]
+        self._send(body, out)
+
+    def _end_live(self, out: Delta) -> None:
+        if self.live is None:
+            return
+        if not self.live.started:
+            self._send("{}", out)
+        self.live = None
+
+
+class StreamedTagBody(StreamedTagText):
+    """Call bodies that are one JSON ``{"name": …, "args": {…}}`` object (Inkling's tool blocks):
+    the call opens when the object's name closes, and its arguments object streams as written
+    (the one-shot answer keeps it verbatim). A body that breaks before its name is decided whole
+    at its end, as in ``whole`` mode; one that breaks after it keeps what was sent. The name is
+    the object's own ``"name"`` member (the one-shot answer takes the first ``"name": "…"``
+    text, which arguments written before it may hold)."""
+
+    body_args_key = "args"
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._body: CallObject | None = None
+
+    def _new_body(self) -> CallObject:
+        return CallObject(False, (self.body_args_key,), stop_at_close=True, args_first="{", missing_args="{}",
+                          args_opts={"verbatim": True, "strict": False})
+
+    def _event(self, kind: str, value: str, out: Delta) -> None:
+        if self.suppress or kind in ("text", "name"):
+            TagToolParser._event(self, kind, value, out)
+        elif kind == "call_start":
+            self._end_live(out)
+            TagToolParser._event(self, kind, value, out)
+            self._body = self._new_body()
+        elif kind == "arg" and self._body is not None:
+            if self.live is None:
+                self.slot[1] += value  # the whole-call answer, should the body break before its name
+            self._feed_body(value, out)
+        elif self.live is not None:
+            if kind != "arg":
+                self._end_live(out)
+        else:
+            self._body = None
+            TagToolParser._event(self, kind, value, out)
+
+    def _feed_body(self, text: str, out: Delta) -> None:
+        body = self._body
+        name, args, _ = body.feed(text)
+        if name is not None:
+            self.slot[0] = name
+            self._open_live(out)
+        if self.live is not None and args:
+            self._send(args, out)
+        if body.broken is not None or body.complete or (name is not None and self.live is None):
+            self._body = None
+
+    def _end_live(self, out: Delta) -> None:
+        self.live, self._body = None, None
+
+    def snapshot(self) -> StreamedTagState:
+        self.body = self._body.snapshot() if self._body is not None else None
+        return super().snapshot()
+
+    def load(self, state: StreamedTagState) -> None:
+        super().load(state)
+        self._body = None
+        if self.body is not None:
+            self._body = self._new_body()
+            self._body.restore(self.body)
+
+
+def streamed_tag_parser(cls: type[TagToolParser], syntax: ArgSyntax | None,
+                        base: type[StreamedTagArgs] | None = None) -> type[TagToolParser]:
+    """``cls`` for ``--tool-call-streaming incremental``: arguments sent as written (``syntax``
+    None: the arguments section's text, ``StreamedTagText``; or the streaming ``base`` given)."""
+    base = base or (StreamedTagArgs if syntax is not None else StreamedTagText)
+    return type(f"{cls.__name__.removesuffix('ToolParser')}StreamedCalls", (base, cls),
                 {"syntax": syntax, "__doc__": f"{cls.__doc__} Calls streamed as written.",
                  "__module__": cls.__module__})

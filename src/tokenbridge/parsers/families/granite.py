@@ -24,11 +24,12 @@ import json
 import re
 from typing import ClassVar
 
-from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import special_token_texts
 from tokenbridge.parsers.engine.json import json_member_object, name_and_args_from_json
-from tokenbridge.parsers.engine.lexer import lex
+from tokenbridge.parsers.engine.json_calls import CallObject, StreamedJsonCalls
+from tokenbridge.parsers.engine.lexer import lex, scan_markers
 from tokenbridge.parsers.engine.schema import fix_arg_types
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content, held_calls_parser
 from tokenbridge.parsers.declare import RenderRules
@@ -190,6 +191,178 @@ class GraniteToolParser(HeldCallsParser):
 tool_parser("granite", family="granite", render=RenderRules("always"))(GraniteToolParser)
 
 
+# -- incremental (granite) --------------------------------------------------------------------------------
+
+CONTENT, ARRAY_OPEN, ARRAY, ELEMENT, BROKEN = range(5)
+
+
+class GraniteStreamState(ParserState):
+    """Where the stream is; the comments say what is held back."""
+
+    mode: int = CONTENT
+    pending: str = ""  # a possible partial marker or special token
+    held: str = ""  # content not decided yet: trailing whitespace, or all of it after a blank start
+    lead: bool = False  # the content began with whitespace (kept only if no call comes)
+    emitted: bool = False  # some content was sent
+    named: bool = False  # a call was sent: text outside the calls is dropped from now on
+    index: int = 0  # the next call's index
+    raw: str = ""  # the open element's text while its name is not sent yet
+    call: list | None = None  # the open element's parse position (``CallObject`` snapshot)
+
+
+class GraniteStreamedCalls(ToolParser):
+    """``granite`` for ``--tool-call-streaming incremental``: each element of the array opens a
+    call when its ``"name"`` string closes; its ``"arguments"`` object streams as written (the
+    one-shot answer keeps it verbatim).
+
+    The documented answer where a stream cannot be the one-shot one: a value the tool's schema
+    coerces (a number written as a string, …) is sent as written (the one-shot answer then
+    re-serializes the arguments); the name is the element's own ``"name"`` member (the one-shot
+    answer takes the first ``"name": "…"`` text, which arguments written before it may hold); an
+    element that breaks JSON (or closes with no name or no object ``arguments``) stops parsing:
+    its call, if sent, stands, and the text from the breaking byte (or, before its name, from the
+    element's start) is content. Content that begins with whitespace is held until the first
+    call (which strips it) or the end.
+    """
+
+    name = "granite"
+    engine_based = True
+    streams_arguments = True
+    State = GraniteStreamState
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        drops = special_token_texts(ctx.vocab, MARKERS)
+        self.lits = {**dict.fromkeys(drops, False), **dict.fromkeys(MARKERS, True)}
+        self._call: CallObject | None = None
+        self.load(GraniteStreamState())
+
+    def _new_call(self) -> CallObject:
+        return CallObject(False, ("arguments",), stop_at_close=True, args_first="{", missing_args="{}",
+                          args_opts={"verbatim": True, "strict": False})
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta(tool_calls=[])
+        self.pending = scan_markers(self.pending + text, self.lits, lambda t: self._text(t, out),
+                                    lambda m: self._marker(m, out))
+        return out
+
+    def finish(self) -> Delta:
+        out = Delta(tool_calls=[])
+        text, self.pending = self.pending, ""
+        self._text(text, out)
+        if self.mode == ELEMENT and not self._call.named:
+            self._break(self.raw, out)
+        if not self.named:
+            out.content += self.held
+        self.held, self.mode, self._call = "", BROKEN, None
+        return out
+
+    def _marker(self, marker: str, out: Delta) -> None:
+        if not self.lits[marker]:
+            return  # another special token: it vanishes
+        if self.mode == CONTENT:
+            self.mode = ARRAY_OPEN
+        else:
+            self._text(marker, out)
+
+    def _text(self, text: str, out: Delta) -> None:
+        i, n = 0, len(text)
+        while i < n:
+            mode = self.mode
+            if mode in (CONTENT, BROKEN):
+                self._content(text[i:], out)
+                return
+            if mode == ELEMENT:
+                i += self._element(text[i:], out)
+                continue
+            c = text[i]
+            if c in _JSON_WS or (c == "," and mode == ARRAY):
+                i += 1
+            elif mode == ARRAY_OPEN and c == "[":
+                self.mode = ARRAY
+                i += 1
+            elif mode == ARRAY and c == "{":
+                self.mode, self._call, self.raw = ELEMENT, self._new_call(), ""
+            elif mode == ARRAY and c == "]":
+                self.mode = CONTENT
+                i += 1
+            else:  # not a call region after all: the text from here on is content
+                self.mode = CONTENT
+
+    def _element(self, text: str, out: Delta) -> int:
+        call = self._call
+        name, args, used = call.feed(text)
+        if name is None and not call.named:
+            self.raw += text[:used]
+        if name is not None:
+            out.tool_calls.append(ToolCallDelta(self.index, name=name, arguments=args))
+            self.raw = ""
+            self._calls_made(out)
+        elif args:
+            out.tool_calls.append(ToolCallDelta(self.index, arguments=args))
+        if call.broken is not None:
+            self._break(call.broken if call.named else self.raw, out)
+            return len(text)
+        if call.complete:
+            self.mode, self._call = ARRAY, None
+            self.index += 1
+        return used
+
+    def _calls_made(self, out: Delta) -> None:
+        """The first call: the content before it is final, ``strip()``-ed."""
+        if not self.named:
+            self.named = True
+            held, self.held = self.held, ""
+            out.content += held.strip() if self.lead else ""
+
+    def _break(self, tail: str, out: Delta) -> None:
+        """Stop parsing: content held so far is content as written (no call was made) or was
+        already settled (one was); the rest, from ``tail`` on, is content."""
+        if not self.named:
+            out.content += self.held
+        self.mode, self._call, self.raw, self.held = BROKEN, None, "", ""
+        out.content += tail
+
+    def _content(self, text: str, out: Delta) -> None:
+        if self.mode == BROKEN:
+            out.content += text
+            return
+        if self.named or not text:
+            return
+        held = self.held + text
+        if not self.emitted and not self.lead:
+            if not held.strip():
+                self.held = held
+                return
+            self.lead = held[0].isspace()
+        if self.lead:
+            self.held = held
+            return
+        body = held.rstrip()
+        out.content += body
+        self.emitted = self.emitted or bool(body)
+        self.held = held[len(body):]
+
+    def snapshot(self) -> GraniteStreamState:
+        self.call = self._call.snapshot() if self._call is not None else None
+        return super().snapshot()
+
+    def load(self, state: ParserState) -> None:
+        super().load(state)
+        self._call = None
+        if self.call is not None:
+            if self.mode != ELEMENT:
+                raise ValueError("bad granite parser state")
+            self._call = self._new_call()
+            self._call.restore(self.call)
+        elif self.mode == ELEMENT:
+            raise ValueError("bad granite parser state")
+
+
+GraniteToolParser.incremental = GraniteStreamedCalls
+
+
 GRANITE4_START, GRANITE4_END = "<tool_call>", "</tool_call>"
 
 
@@ -255,12 +428,40 @@ def extract_granite_20b_fc(text: str, ctx: ParseContext) -> Extraction:
 
 
 # Granite 4 and Granite-20B-FunctionCalling: a marker and a JSON body, decided on the whole text.
-tool_parser("granite4", family="granite4", render=RenderRules("with_tools"))(
+Granite4ToolParser = tool_parser("granite4", family="granite4", render=RenderRules("with_tools"))(
     held_calls_parser(JsonFamily("granite4", extract_granite4, (GRANITE4_START, GRANITE4_END)))
 )
-tool_parser("granite-20b-fc", family="granite-20b-fc")(
+
+
+class Granite4StreamedCalls(StreamedJsonCalls):
+    """``granite4`` for ``--tool-call-streaming incremental``: hermes' reading, with text between
+    and after calls kept as content and string arguments kept as their text. Where the one-shot
+    answer turns the whole output into content (an unclosed or malformed call, ``null``
+    arguments), the stream gives the documented answer of ``json_calls``."""
+
+    name = "granite4"
+    start, end = GRANITE4_START, GRANITE4_END
+    args_opts = {"raw_string": True}
+    keeps_text_between = True
+
+
+Granite4ToolParser.incremental = Granite4StreamedCalls
+GraniteFcToolParser = tool_parser("granite-20b-fc", family="granite-20b-fc")(
     held_calls_parser(JsonFamily("granite-20b-fc", extract_granite_20b_fc, GRANITE_FC_BOT))
 )
+
+
+class GraniteFcStreamedCalls(StreamedJsonCalls):
+    """``granite-20b-fc`` for ``--tool-call-streaming incremental``: each ``<function_call>``
+    object is a call (its ``}`` ends it; text up to the next marker is dropped). Where the
+    one-shot answer turns the whole output into content (a malformed object, no
+    ``arguments``), the stream gives the documented answer of ``json_calls``."""
+
+    name = "granite-20b-fc"
+    start, end = GRANITE_FC_BOT, None
+
+
+GraniteFcToolParser.incremental = GraniteFcStreamedCalls
 
 
 _GRANITE = re.compile(

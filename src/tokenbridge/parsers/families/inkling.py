@@ -25,6 +25,7 @@ from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import partial_suffix, special_token_texts
 from tokenbridge.parsers.engine.json import json_member_object
+from tokenbridge.parsers.engine.tag_stream import StreamedTagBody, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import (
     ARGS,
     CALL_END,
@@ -233,3 +234,4 @@ def inkling_family() -> Family:
 InklingToolParser = tool_parser("inkling", family="inkling")(
     family_parser("InklingToolParser", inkling_family())
 )
+InklingToolParser.incremental = streamed_tag_parser(InklingToolParser, None, StreamedTagBody)

@@ -12,6 +12,7 @@ from typing import Any
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat
+from tokenbridge.parsers.engine.tag_stream import streamed_tag_parser
 from tokenbridge.parsers.engine.tags import (
     ARGS, BETWEEN, CALL_END, CALL_START, CONTENT, NAME, PREAMBLE, REASONING, REASONING_END, REASONING_START,
     Family, Transitions, family_parser, to,
@@ -83,6 +84,9 @@ Plamo3ToolParser = tool_parser("plamo3", family="plamo3")(
         chooser=lambda ctx: _PLAMO3_THINKING if ENABLE_THINKING_DEFAULT_ON.of(ctx) else _PLAMO3_PLAIN,
     )
 )
+
+
+Plamo3ToolParser.incremental = streamed_tag_parser(Plamo3ToolParser, None)
 
 
 _PLAMO_EOT = "<|plamo:tag|>"
