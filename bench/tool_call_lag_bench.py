@@ -112,6 +112,10 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "glm45": ("synthetic-families", None, glm),
     "ling3": ("synthetic-families", None, glm),
     "minimax_m2": ("qwen3", None, minimax),
+    "phi4_mini_json": ("synthetic-families", None, lambda a: [('functools[{"name": "write_file", "arguments": ', ""),
+                                                             *json_args(a), ("}]", "")]),
+    "mistral": ("mistral-tekken", None, lambda a: [('[TOOL_CALLS][{"name": "write_file", "arguments": ', ""),
+                                                  *json_args(a), ("}]", "")]),
     "inkling": ("qwen3", None, lambda a: [('<|message_model|><|content_invoke_tool_json|>{"name": "write_file", "args": ', ""),
                                          *json_args(a), ("}<|end_message|>", "")]),
     "plamo3": ("qwen3", None, lambda a: [
@@ -157,7 +161,8 @@ def measure(family: str, lines: int) -> dict:
     folder, reasoning, spell = FAMILIES[family]
     if folder == "gpt-oss":
         os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(MODELS / "gpt-oss"))
-    model = load_model(str(MODELS / folder), max_model_len=32768)
+    mode = "auto" if (MODELS / folder / "tokenizer.json").exists() else "mistral"
+    model = load_model(str(MODELS / folder), max_model_len=32768, tokenizer_mode=mode)
     cfg = ServeConfig(tool_call_parser=family, reasoning_parser=reasoning, enable_auto_tool_choice=True)
     args = {"path": "prices.py", "content": "".join(CODE[k % len(CODE)] for k in range(lines))}
     segs = spell(args)

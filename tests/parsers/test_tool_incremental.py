@@ -432,3 +432,67 @@ def test_inkling_sends_the_name_then_the_arguments_as_written():
     steps = ['<|message_model|><|content_invoke_tool_json|>{"name": "f", "ar', 'gs": {"a":', ' "x"}}', "<|end_message|>"]
     sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
     assert sent == [[("f", "")], [(None, '{"a":')], [(None, ' "x"}')], []]
+
+
+@st.composite
+def mistral_output(draw) -> str:
+    entries = []
+    for _ in range(draw(st.integers(1, 3))):
+        members = [f'"name":{draw(_WS)}{draw(json_string())}']
+        if draw(st.integers(0, 4)):
+            members.append(f'"arguments"{draw(_WS)}:{draw(_WS)}{draw(st.one_of(_OBJECTS, json_string()))}')
+        if draw(st.booleans()):
+            members.reverse()
+        entries.append("{" + draw(_WS) + ("," + draw(_WS)).join(members) + draw(_WS) + "}")
+    calls = entries[0] if len(entries) == 1 and draw(st.booleans()) else "[" + ("," + draw(_WS)).join(entries) + "]"
+    head = draw(st.sampled_from(["", "Voilà: ", "日本 😀"]))
+    return f"{head}[TOOL_CALLS]{draw(_WS)}{calls}{draw(st.sampled_from(['', ' trailing', '</s>']))}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(mistral_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_mistral_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("mistral", text)
+    got = incremental("mistral", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    one_by_one = incremental("mistral", list(text), restore=False)
+    assert (one_by_one.content, one_by_one.named_calls()) == (got.content, got.named_calls())
+    assert all(call_id and len(call_id) == 9 for call_id, _, _ in got.calls)
+
+
+@pytest.mark.parametrize("text, content, calls", [
+    # a forced choice: the text may be the calls, or content up to the marker
+    ('[{"name": "f", "arguments": {"a": 1}}]', "", [("f", '{"a": 1}')]),
+    (' Sure. [TOOL_CALLS][{"name": "f", "arguments": {}}]', " Sure. ", [("f", "{}")]),
+])
+def test_mistral_forced_choice(text, content, calls):
+    ctx = ParseContext(tools=CTX.tools, tool_choice="required")
+    for pieces in ([text], list(text)):
+        got = feed(lambda: registry.get_tool_parser("mistral").incremental(ctx), pieces, restore=True)
+        assert (got.content, got.named_calls()) == (content, calls)
+
+
+@st.composite
+def phi4_output(draw) -> str:
+    entries = []
+    for _ in range(draw(st.integers(1, 3))):
+        key = draw(st.sampled_from(["arguments", "parameters"]))
+        # vLLM's call text ends at the first "]", so none is written inside a call
+        members = [f'"name":{draw(_WS)}{draw(json_string().filter(lambda t: "]" not in t))}',
+                   f'"{key}"{draw(_WS)}:{draw(_WS)}{draw(_OBJECTS.filter(lambda t: "]" not in t))}']
+        if draw(st.booleans()):
+            members.reverse()
+        entries.append("{" + draw(_WS) + ("," + draw(_WS)).join(members) + draw(_WS) + "}")
+    head = draw(st.sampled_from(["", "Here you go:", "日本 😀 "]))
+    tail = draw(st.sampled_from(["", " The answer is 4.", "<|im_end|>"]))
+    return f"{head}functools[{draw(_WS)}{(',' + draw(_WS)).join(entries)}{draw(_WS)}]{tail}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(phi4_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_phi4_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("phi4_mini_json", text)
+    got = incremental("phi4_mini_json", split(text, cuts))
+    assert want.calls
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert incremental("phi4_mini_json", list(text), restore=False) == got

@@ -108,6 +108,13 @@ class KimiK2ToolParser(EngineToolParser):
 
     Engine-based in vLLM (so it also runs under ``tool_choice="none"``), and its strict
     structural tags make required/named choices fall back to it.
+
+    It has no incremental variant: ``--tool-call-streaming incremental`` sends its calls whole.
+    A stream cannot be exact here because the one-shot answer depends on the end of each call:
+    the arguments are the text as written unless some string value coerces to the tool's
+    declared type, and then the whole object is re-serialized (separators and escapes change
+    in bytes written before that value); a header that is not ``functions.NAME:IDX`` makes
+    the engine read the name (and the id) out of the arguments once they are complete.
     """
 
     State = KimiK2State

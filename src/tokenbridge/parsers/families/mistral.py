@@ -45,9 +45,10 @@ import string
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, Stateful, ToolCallDelta
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
-from tokenbridge.parsers.engine.lexer import lex, special_token_texts, token_id
+from tokenbridge.parsers.engine.json_calls import CallObject
+from tokenbridge.parsers.engine.lexer import lex, scan_markers, special_token_texts, token_id
 from tokenbridge.parsers.engine.reasoning import (
     IdentityReasoningParser, MarkerEngineParser, MarkerFormat, engine_reasoning_ended,
 )
@@ -182,6 +183,157 @@ class MistralToolParser(HeldCallsParser):
     def call_id(self, index: int) -> str | None:
         return mistral_call_id()
 
+
+
+# -- incremental (pre-v11) ------------------------------------------------------------------------
+
+CONTENT, CALL_TEXT, LIST, OBJECT, DONE, BROKEN, FORCED = range(7)
+_JSON_WS = " \t\n\r"
+
+
+class MistralStreamState(ParserState):
+    mode: int = CONTENT
+    pending: str = ""  # a possible partial ``[TOOL_CALLS]``
+    index: int = 0  # the next call's index
+    raw: str = ""  # the open call's text while its name is not sent yet; leading blanks when forced
+    call: list | None = None  # the open call's parse position (``CallObject`` snapshot)
+
+
+class MistralStreamedCalls(MistralToolParser):
+    """``mistral`` for ``--tool-call-streaming incremental`` (pre-v11 tokenizers; v11+ ones are
+    decided whole, as in ``whole`` mode): content before ``[TOOL_CALLS]`` streams; after it, each
+    ``{"name", "arguments"}`` object (alone or in a list) opens a call, with its 9-character id,
+    when its name closes, and its arguments stream re-serialized (a string kept as its text).
+    The text after the first JSON value is dropped, as the one-shot answer drops it.
+
+    Malformed or truncated output, the documented answer of ``json_calls``: the calls sent stand
+    and, from the byte that breaks the format (for a call not opened yet, from its start), the
+    text is content; the content before the marker has been sent (the one-shot answer of an
+    output without calls drops it). With a forced tool choice the text may start with the calls.
+    """
+
+    streams_arguments = True
+    State = MistralStreamState
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.v11 = has_args_token(ctx)
+        self._call: CallObject | None = None
+        self.load(MistralStreamState(mode=FORCED if _forced(ctx.tool_choice) else CONTENT))
+
+    @staticmethod
+    def _new_call() -> CallObject:
+        return CallObject(False, ("arguments",), stop_at_close=True, missing_args="{}", args_opts={"raw_string": True})
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        if self.v11:
+            return super().feed(text, token_ids)
+        out = Delta(tool_calls=[])
+        self.pending = scan_markers(self.pending + text, (BOT,), lambda t: self._text(t, out),
+                                    lambda m: self._marker(m, out))
+        return out
+
+    def finish(self) -> Delta:
+        if self.v11:
+            return super().finish()
+        out = Delta(tool_calls=[])
+        text, self.pending = self.pending, ""
+        self._text(text, out)
+        if self.mode == FORCED or (self.mode in (LIST, OBJECT) and self._call is not None and not self._call.named):
+            out.content += self.raw
+        self.mode, self._call = DONE, None
+        return out
+
+    def _marker(self, marker: str, out: Delta) -> None:
+        if self.mode in (CONTENT, CALL_TEXT, FORCED):
+            if self.mode == FORCED:
+                out.content += self.raw
+            self.mode, self.raw = CALL_TEXT, ""
+        elif self.mode in (LIST, OBJECT):  # the one-shot answer cuts the call text here
+            self._break(marker, out)
+        elif self.mode == BROKEN:
+            out.content += marker
+
+    def _text(self, text: str, out: Delta) -> None:
+        i, n = 0, len(text)
+        while i < n:
+            mode = self.mode
+            if mode == CONTENT or mode == BROKEN:
+                out.content += text[i:]
+                return
+            if mode == DONE:
+                return
+            if self._call is not None:
+                i += self._element(text[i:], out)
+                continue
+            c = text[i]
+            if mode == FORCED and c in _JSON_WS:
+                self.raw += c
+                i += 1
+            elif c in _JSON_WS or (c == "," and mode == LIST and self.index):
+                i += 1
+            elif mode == FORCED and c not in "[{":  # not the calls: content, up to a marker
+                out.content += self.raw
+                self.mode, self.raw = CONTENT, ""
+            elif mode in (CALL_TEXT, FORCED) and c in "[{":
+                self.raw = ""
+                self.mode = LIST if c == "[" else OBJECT
+                i += c == "["
+            elif c == "{":
+                self._call, self.raw = self._new_call(), ""
+            elif mode == LIST and c == "]":
+                self.mode = DONE
+            else:
+                self._break(text[i:], out)
+                return
+
+    def _element(self, text: str, out: Delta) -> int:
+        call = self._call
+        name, args, used = call.feed(text)
+        if name is None and not call.named:
+            self.raw += text[:used]
+        if name is not None:
+            out.tool_calls.append(ToolCallDelta(self.index, name=name, arguments=args, id=mistral_call_id()))
+            self.raw = ""
+        elif args:
+            out.tool_calls.append(ToolCallDelta(self.index, arguments=args))
+        if call.broken is not None:
+            self._break(call.broken if call.named else self.raw, out)
+            return len(text)
+        if call.complete:
+            self._call = None
+            self.index += 1
+            if self.mode == OBJECT:
+                self.mode = DONE
+        return used
+
+    def _break(self, tail: str, out: Delta) -> None:
+        self.mode, self._call, self.raw = BROKEN, None, ""
+        out.content += tail
+
+    def snapshot(self) -> Any:
+        if self.v11:
+            return super().snapshot()
+        self.call = self._call.snapshot() if self._call is not None else None
+        return Stateful.snapshot(self)
+
+    def restore(self, snap: Any) -> None:
+        if self.v11:
+            super().restore(snap)
+        else:
+            Stateful.restore(self, snap)
+
+    def load(self, state: ParserState) -> None:
+        super().load(state)
+        self._call = None
+        if self.call is not None:
+            if self.mode not in (LIST, OBJECT):
+                raise ValueError("bad mistral parser state")
+            self._call = self._new_call()
+            self._call.restore(self.call)
+
+
+MistralToolParser.incremental = MistralStreamedCalls
 
 
 MISTRAL = MarkerFormat(
