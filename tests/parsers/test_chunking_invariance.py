@@ -60,6 +60,7 @@ OUTPUTS = [
     f"{ARGS}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>",
     "<|message_model|><|content_text|>Sure.<|end_message|><|message_model|><|content_invoke_tool_json|>"
     f'{{"name": "get_weather", "args": {ARGS}}}<|end_message|>',
+    f'Sure.<tool_calls>[{{"name": "get_weather", "arguments": {ARGS}}}]</tool_calls>',
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -67,7 +68,7 @@ WELL_FORMED = {
     6: {"llama3_json"},
     8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
     15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
-    18: {"inkling"},
+    18: {"inkling"}, 19: {"jamba"},
 }
 
 

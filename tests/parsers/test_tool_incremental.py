@@ -496,3 +496,15 @@ def test_phi4_streams_add_up_to_the_one_shot_answer(text, cuts):
     assert want.calls
     assert (got.content, got.named_calls()) == (want.content, want.named_calls())
     assert incremental("phi4_mini_json", list(text), restore=False) == got
+
+
+@settings(max_examples=150, deadline=None)
+@given(hermes_output("<tool_calls>", "</tool_calls>").filter(lambda t: t.count("<tool_calls>") == 1),
+       st.lists(st.integers(0, 10_000), max_size=10))
+def test_jamba_streams_add_up_to_the_one_shot_answer(text, cuts):
+    text = text.replace("<tool_calls>", "<tool_calls>[", 1).replace("</tool_calls>", "]</tool_calls>", 1)
+    want = whole("jamba", text)
+    got = incremental("jamba", split(text, cuts))
+    if want.calls:
+        assert (got.content or None, got.named_calls()) == (want.content or None, want.named_calls())
+    assert incremental("jamba", list(text), restore=False) == incremental("jamba", [text])

@@ -11,7 +11,7 @@ import json
 
 from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.json import dumps_args
-from tokenbridge.parsers.engine.json_calls import CallObject
+from tokenbridge.parsers.engine.json_calls import StreamedCallList
 
 
 class NamedState(ParserState):
@@ -82,11 +82,7 @@ class RequiredToolChoice(ToolParser):
         self.buf = snap
 
 
-LIST_OPEN, ITEM_OR_CLOSE, ITEM, ITEM_CALL, AFTER_ITEM, LIST_DONE, LIST_BROKEN = range(7)
-_JSON_WS = " \t\n\r"
-
-
-class StreamedRequiredToolChoice(ToolParser):
+class StreamedRequiredToolChoice(StreamedCallList):
     """``required`` for ``--tool-call-streaming incremental``: each ``{"name", "parameters"}``
     item of the list opens a call when its name is read, and its parameters stream as they are
     re-serialized. A missing ``parameters`` is ``null``, as in the one-shot answer.
@@ -95,60 +91,9 @@ class StreamedRequiredToolChoice(ToolParser):
     malformed list has neither calls nor content).
     """
 
-    streams_arguments = True
-
-    def __init__(self, ctx: ParseContext) -> None:
-        super().__init__(ctx)
-        self._pos = LIST_OPEN
-        self._index = 0
-        self._call: CallObject | None = None
-
-    def _new_call(self) -> CallObject:
-        return CallObject(False, ("parameters",), stop_at_close=True, args_first="{n", missing_args="null")
-
-    def feed(self, text: str, token_ids: list[int]) -> Delta:
-        calls: list[ToolCallDelta] = []
-        i, n = 0, len(text)
-        while i < n and self._pos != LIST_BROKEN:
-            if self._pos == ITEM_CALL:
-                name, args, used = self._call.feed(text[i:])
-                if name is not None or args:
-                    calls.append(ToolCallDelta(self._index, name=name, arguments=args))
-                i += used
-                if self._call.broken is not None:
-                    self._pos, self._call = LIST_BROKEN, None
-                elif self._call.complete:
-                    self._pos, self._call, self._index = AFTER_ITEM, None, self._index + 1
-                continue
-            c = text[i]
-            i += 1
-            if c in _JSON_WS:
-                continue
-            pos = self._pos
-            if pos == LIST_OPEN and c == "[":
-                self._pos = ITEM_OR_CLOSE
-            elif pos in (ITEM_OR_CLOSE, ITEM) and c == "{":
-                self._pos, self._call, i = ITEM_CALL, self._new_call(), i - 1
-            elif (pos == ITEM_OR_CLOSE or pos == AFTER_ITEM) and c == "]":
-                self._pos = LIST_DONE
-            elif pos == AFTER_ITEM and c == ",":
-                self._pos = ITEM
-            else:
-                self._pos = LIST_BROKEN
-        return Delta(tool_calls=calls)
-
-    def snapshot(self):
-        return [self._pos, self._index, self._call.snapshot() if self._call is not None else None]
-
-    def restore(self, snap) -> None:
-        if (not isinstance(snap, list) or len(snap) != 3 or snap[0] not in range(7)
-                or not isinstance(snap[1], int) or (snap[2] is None) != (snap[0] != ITEM_CALL)):
-            raise ValueError("bad tool parser state")
-        self._pos, self._index = snap[0], snap[1]
-        self._call = None
-        if snap[2] is not None:
-            self._call = self._new_call()
-            self._call.restore(snap[2])
+    args_keys = ("parameters",)
+    args_first = "{n"
+    missing_args = "null"
 
 
 class DropToolCalls(ToolParser):

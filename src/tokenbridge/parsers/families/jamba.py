@@ -10,6 +10,7 @@ from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.declare import RenderRules
 from tokenbridge.parsers.engine.held import Extraction, JsonFamily, as_content, held_calls_parser
 from tokenbridge.parsers.engine.json import dumps_args, name_of
+from tokenbridge.parsers.engine.json_calls import StreamedCallList
 from tokenbridge.parsers.registry import tool_parser
 
 
@@ -34,6 +35,17 @@ def extract_jamba(text: str, ctx: ParseContext) -> Extraction:
 
 
 # vLLM keeps special tokens when tools are active.
-tool_parser("jamba", family="jamba", render=RenderRules("with_tools"))(
+JambaToolParser = tool_parser("jamba", family="jamba", render=RenderRules("with_tools"))(
     held_calls_parser(JsonFamily("jamba", extract_jamba, JAMBA_START))
 )
+
+
+class JambaStreamedCalls(StreamedCallList):
+    """``jamba`` for ``--tool-call-streaming incremental``: content before ``<tool_calls>``
+    streams, then the list's calls. Where the one-shot answer turns the whole output into
+    content (an unclosed block, a malformed entry), the calls sent stand."""
+
+    marker = JAMBA_START
+
+
+JambaToolParser.incremental = JambaStreamedCalls
