@@ -120,7 +120,10 @@ class Stateful:
         return state(*[d[f] for f in state.__struct_fields__])
 
     def restore(self, snap: Any) -> None:
-        state = self.State
+        self.restore_as(snap, self.State)
+
+    def restore_as(self, snap: Any, state: type[ParserState] | None) -> None:
+        """``restore`` into ``state``: for a parser whose state class depends on its set-up."""
         if state is None:
             if snap is not None:
                 raise ValueError(f"unexpected {type(self).__name__} state")

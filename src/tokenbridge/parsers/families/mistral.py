@@ -53,7 +53,7 @@ from tokenbridge.parsers.engine.reasoning import (
     IdentityReasoningParser, MarkerEngineParser, MarkerFormat, engine_reasoning_ended,
 )
 from tokenbridge.parsers.engine.schema import fix_arg_types
-from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
+from tokenbridge.parsers.engine.held import Extraction, HeldBlockParser, HeldCallsParser, HeldState, JsonFamily, as_content
 from tokenbridge.parsers.declare import RenderRules
 
 BOT = "[TOOL_CALLS]"
@@ -312,19 +312,19 @@ class MistralStreamedCalls(MistralToolParser):
         out.content += tail
 
     def snapshot(self) -> Any:
-        if self.v11:
-            return super().snapshot()
+        if self.v11:  # decided whole: the hold-then-decide shell's state
+            return self.state_as(HeldState)
         self.call = self._call.snapshot() if self._call is not None else None
-        return Stateful.snapshot(self)
+        return self.state_as(MistralStreamState)
 
     def restore(self, snap: Any) -> None:
-        if self.v11:
-            super().restore(snap)
-        else:
-            Stateful.restore(self, snap)
+        self.restore_as(snap, HeldState if self.v11 else MistralStreamState)
 
     def load(self, state: ParserState) -> None:
-        super().load(state)
+        if isinstance(state, HeldState):
+            HeldBlockParser.load(self, state)
+            return
+        Stateful.load(self, state)
         self._call = None
         if self.call is not None:
             if self.mode not in (LIST, OBJECT):
