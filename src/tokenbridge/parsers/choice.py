@@ -11,7 +11,7 @@ import json
 
 from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.json import dumps_args
-from tokenbridge.parsers.engine.json_calls import StreamedCallList
+from tokenbridge.parsers.engine.call_list import StreamedCallList
 
 
 class NamedState(ParserState):

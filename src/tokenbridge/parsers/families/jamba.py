@@ -10,7 +10,7 @@ from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.declare import RenderRules
 from tokenbridge.parsers.engine.held import Extraction, JsonFamily, as_content, held_calls_parser
 from tokenbridge.parsers.engine.json import dumps_args, name_of
-from tokenbridge.parsers.engine.json_calls import StreamedCallList
+from tokenbridge.parsers.engine.call_list import StreamedCallList
 from tokenbridge.parsers.registry import tool_parser
 
 

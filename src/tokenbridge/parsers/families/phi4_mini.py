@@ -7,7 +7,7 @@ import json
 import re
 
 from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.engine.json_calls import StreamedCallList
+from tokenbridge.parsers.engine.call_list import StreamedCallList
 from tokenbridge.parsers.engine.held import Extraction, JsonFamily, as_content, held_calls_parser
 from tokenbridge.parsers.engine.json import call_from_object
 from tokenbridge.parsers.registry import tool_parser
