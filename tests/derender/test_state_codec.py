@@ -26,15 +26,15 @@ def encoded_as(version: int) -> str:
 
 
 def test_current_version_round_trips():
-    assert codec.VERSION == 2
+    assert codec.VERSION == 3
     assert codec.decode(MODEL, CFG, codec.encode(MODEL, CFG, STATE), codec.CHAT, "s") == STATE
 
 
-def test_version_1_is_still_read():
-    assert codec.decode(MODEL, CFG, encoded_as(1), codec.CHAT, "s") == STATE
+def test_version_2_is_still_read():
+    assert codec.decode(MODEL, CFG, encoded_as(2), codec.CHAT, "s") == STATE
 
 
-@pytest.mark.parametrize("version", [0, 3, 255])
+@pytest.mark.parametrize("version", [0, 1, 4, 255])
 def test_other_versions_are_refused(version):
     with pytest.raises(ApiError) as e:
         codec.decode(MODEL, CFG, encoded_as(version), codec.CHAT, "s")

@@ -169,13 +169,13 @@ def test_streams_content_before_marker():
     assert msgspec.to_builtins(p.snapshot()) == ["<tool_call>{", "held", True]
 
 
-def test_restores_a_json_family_state_of_the_previous_release():
-    """``[held text, holding]``, the state the JSON-family parser wrote before the held shells merged."""
+def test_refuses_a_json_family_state_of_stream_state_version_1():
+    """``[held text, holding]``, the state the JSON-family parser wrote before the held shells
+    merged (stream-state version 1, no longer read since version 3)."""
     p = registry.get_tool_parser("hermes")(ParseContext(tools=TOOLS, tool_choice="auto"))
-    p.restore(["<tool_call>{", True])
-    assert msgspec.to_builtins(p.snapshot()) == ["<tool_call>{", "held", True]
-    p.restore(["<tool", False])
-    assert p.feed("_call>", []).content == "" and p.finish().content == "<tool_call>"
+    for old in (["<tool_call>{", True], ["<tool", False]):
+        with pytest.raises(ValueError):
+            p.restore(old)
 
 
 ALL = [("hermes", t) for t, _, _ in HERMES_CASES] + [("llama3_json", t) for t, _, _ in LLAMA_CASES] \

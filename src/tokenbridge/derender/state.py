@@ -31,10 +31,11 @@ from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol.errors import ApiError, validation_error
 
-#: Version 2: parser snapshots are typed ``ParserState`` arrays. Every one has the layout its
-#: hand-written list had in version 1, so version-1 states are still read (for one release).
-VERSION = 2
-READABLE_VERSIONS = frozenset({1, 2})
+#: Version 3: every parser snapshot is a typed ``ParserState`` array. Version 2 states are still
+#: read (for one release): the states version 2 saved as a bare value (``ParserState.bare_in_v2``)
+#: are read as that value's one-field array, every other one has the same layout.
+VERSION = 3
+READABLE_VERSIONS = frozenset({2, 3})
 CHAT, COMPLETION = 0, 1
 # A state far above any legitimate hold-back (a parser holds at most one undecided call).
 MAX_STATE_CHARS = 1 << 20

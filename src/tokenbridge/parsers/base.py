@@ -8,6 +8,7 @@ never the output so far, so a stream's state stays small.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, ClassVar, Protocol
 
 import msgspec
@@ -98,17 +99,35 @@ class ParseContext(msgspec.Struct):
         return (self.chat_template_kwargs or {}).get(key, default)
 
 
-class ParserState(msgspec.Struct, array_like=True):
+class ParserState(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     """A parser's hold-back, as it travels in the stream state: a subclass per parser, its fields
-    named after the parser attributes they save, encoded as a plain array."""
+    named after the parser attributes they save, encoded as a plain array. Rules that tie fields
+    together are checked in ``__post_init__`` (a ``ValueError`` there is a bad state)."""
+
+    #: Stream-state version 2 saved this one-field state as the field's bare value; such a value
+    #: is still read, for one release (``derender.state.READABLE_VERSIONS``).
+    bare_in_v2: ClassVar[bool] = False
+
+
+_getters: dict[type[ParserState], Any] = {}
+
+
+def _getter(state: type[ParserState]) -> Any:
+    """``obj -> tuple`` of the attributes ``state`` names (made once per state class)."""
+    fields = state.__struct_fields__
+    get = attrgetter(*fields) if len(fields) > 1 else (lambda obj, one=attrgetter(*fields): (one(obj),))
+    _getters[state] = get
+    return get
 
 
 class Stateful:
     """``snapshot``/``restore`` from the class's ``State`` (a ``ParserState``; None: stateless).
 
     ``restore`` validates the types of every field, so a bad state is a ValueError here and never
-    reaches the parser's code."""
+    reaches the parser's code. An object holding other stateful objects (an open call, a filter)
+    overrides ``snapshot`` and ``load`` to nest their states; nothing overrides ``restore``."""
 
+    __slots__ = ()
     State: ClassVar[type[ParserState] | None] = None
 
     def snapshot(self) -> Any:
@@ -116,20 +135,20 @@ class Stateful:
 
     def state_as(self, state: type[ParserState]) -> ParserState:
         """The attributes ``state`` names, as a ``state`` (a subclass nests its base's state)."""
-        d = self.__dict__
-        return state(*[d[f] for f in state.__struct_fields__])
+        return state(*(_getters.get(state) or _getter(state))(self))
 
     def restore(self, snap: Any) -> None:
-        self.restore_as(snap, self.State)
-
-    def restore_as(self, snap: Any, state: type[ParserState] | None) -> None:
-        """``restore`` into ``state``: for a parser whose state class depends on its set-up."""
+        """Validate ``snap`` as ``State`` and ``load`` it (a parser whose state class depends on
+        its set-up sets ``State`` on the instance)."""
+        state = self.State
         if state is None:
             if snap is not None:
                 raise ValueError(f"unexpected {type(self).__name__} state")
             return
         if isinstance(snap, msgspec.Struct):
             snap = msgspec.to_builtins(snap)
+        elif state.bare_in_v2 and not isinstance(snap, list):
+            snap = [snap]
         try:
             loaded = msgspec.convert(snap, state)
         except msgspec.ValidationError as e:
@@ -137,7 +156,8 @@ class Stateful:
         self.load(loaded)
 
     def load(self, state: ParserState) -> None:
-        """Take every field of ``state`` as the attribute of the same name."""
+        """Take every field of ``state`` as the attribute of the same name (a class with
+        ``__slots__`` loads its own)."""
         self.__dict__.update(msgspec.structs.asdict(state))
 
 

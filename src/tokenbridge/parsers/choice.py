@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
+from tokenbridge.parsers.engine.held import BufferState
 from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.call_list import StreamedCallList
 
@@ -48,6 +49,8 @@ class NamedToolChoice(ToolParser):
 class RequiredToolChoice(ToolParser):
     """Holds the JSON list until the end: a partial list cannot be validated."""
 
+    State = BufferState
+
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.buf = ""
@@ -73,13 +76,6 @@ class RequiredToolChoice(ToolParser):
             ]
         )
 
-    def snapshot(self):
-        return self.buf
-
-    def restore(self, snap) -> None:
-        if not isinstance(snap, str):
-            raise ValueError("bad tool parser state")
-        self.buf = snap
 
 
 class StreamedRequiredToolChoice(StreamedCallList):
@@ -110,6 +106,7 @@ class DropToolCalls(ToolParser):
         self.inner = inner
         self.blank_content_is_null = inner.blank_content_is_null
         self.found_calls = False
+        self.snapshot, self.restore = inner.snapshot, inner.restore  # its state is the family parser's
 
     def _content(self, d: Delta) -> Delta:
         if d.tool_calls and self.inner.nulls_blank_content_under_none:
@@ -121,9 +118,3 @@ class DropToolCalls(ToolParser):
 
     def finish(self) -> Delta:
         return self._content(self.inner.finish())
-
-    def snapshot(self):
-        return self.inner.snapshot()
-
-    def restore(self, snap) -> None:
-        self.inner.restore(snap)

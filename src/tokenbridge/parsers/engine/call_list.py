@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
-from tokenbridge.parsers.engine.json_calls import JSON_WHITESPACE, CallObject
+from tokenbridge.parsers.engine.json_calls import JSON_WHITESPACE, CallObject, CallObjectState, OpenCall
 from tokenbridge.parsers.engine.lexer import partial_suffix
 
 
@@ -19,10 +19,14 @@ class CallListState(ParserState):
     pos: int = LIST_OPEN  # where in the list (before the marker: LIST_OPEN with ``marked`` False)
     marked: bool = False  # the marker was read
     index: int = 0  # the next call's index
-    call: list | None = None  # the open call's parse position (``CallObject`` snapshot)
+    call: CallObjectState | None = None  # the open call's parse position
+
+    def __post_init__(self) -> None:
+        if self.call is not None and self.pos not in (ITEM_OR_CLOSE, ITEM):
+            raise ValueError("a call is open only at an item")
 
 
-class StreamedCallList(ToolParser):
+class StreamedCallList(OpenCall, ToolParser):
     """``marker[{…}, …]``: a JSON list of call objects, each opening a call when its name closes
     and streaming its arguments re-serialized (``json_stream``); text after the list is dropped.
 
@@ -42,7 +46,6 @@ class StreamedCallList(ToolParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self._call: CallObject | None = None
         self.load(CallListState(marked=not self.marker))
 
     def _new_call(self) -> CallObject:
@@ -104,16 +107,3 @@ class StreamedCallList(ToolParser):
                 self.pos = ITEM
             else:
                 self.pos = LIST_BROKEN
-
-    def snapshot(self) -> CallListState:
-        self.call = self._call.snapshot() if self._call is not None else None
-        return super().snapshot()
-
-    def load(self, state: ParserState) -> None:
-        super().load(state)
-        self._call = None
-        if self.call is not None:
-            if self.pos not in (ITEM_OR_CLOSE, ITEM):
-                raise ValueError("bad tool parser state")
-            self._call = self._new_call()
-            self._call.restore(self.call)

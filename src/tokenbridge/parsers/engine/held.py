@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Literal, NamedTuple
+from typing import Callable, ClassVar, Literal, NamedTuple
 
 from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ReasoningParser, ToolCallDelta, ToolParser
 from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
@@ -79,12 +79,11 @@ OPEN, HELD, DONE = "open", "held", "done"
 
 class HeldState(ParserState):
     """The undecided text, where the parser is (``OPEN``: streaming content, ``HELD``,
-    ``DONE``: decided) and whether content was emitted. A ``HeldCallsParser`` state of the
-    previous release, ``[text, holding]``, is read too (``_mode`` a bool)."""
+    ``DONE``: decided) and whether content was emitted."""
 
     _buf: str
-    _mode: Literal["open", "held", "done"] | bool
-    _emitted: bool = True
+    _mode: Literal["open", "held", "done"]
+    _emitted: bool
 
 
 class HeldBlockParser(ToolParser):
@@ -170,11 +169,6 @@ class HeldBlockParser(ToolParser):
             return Delta(content=text)
         return self._decide(text)
 
-    def load(self, state: HeldState) -> None:
-        super().load(state)
-        if isinstance(state._mode, bool):
-            self._mode = HELD if state._mode else OPEN
-
 
 class HeldCallsParser(HeldBlockParser):
     """A ``JsonFamily`` row run by the hold-then-decide shell."""
@@ -213,8 +207,17 @@ def held_calls_parser(family: JsonFamily, *, supports_required_and_named: bool =
     )
 
 
+class BufferState(ParserState):
+    """The output so far, held whole by a parser that decides only at the end."""
+
+    buf: str
+    bare_in_v2 = True
+
+
 class WholeTextParser(ReasoningParser):
     """Buffers the output; ``split`` gives vLLM's ``(reasoning, content)`` for all of it."""
+
+    State = BufferState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -234,13 +237,6 @@ class WholeTextParser(ReasoningParser):
         self.empty_content = None if content is None else ""
         return reasoning or "", content or ""
 
-    def snapshot(self) -> Any:
-        return self.buf
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, str):
-            raise ValueError("bad reasoning parser state")
-        self.buf = snap
 
 
 def decoded_prompt(prompt_token_ids: list[int], ctx: ParseContext) -> str | None:

@@ -19,10 +19,12 @@ The same answer comes out for every chunking. Where a key repeats, the first is 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
-from tokenbridge.parsers.engine.json_stream import JsonStream
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, Stateful, ToolCallDelta, ToolParser
+from tokenbridge.parsers.engine.json_stream import JsonStream, JsonStreamState
 from tokenbridge.parsers.engine.lexer import partial_suffix
 
 CONTENT, BETWEEN, CALL, BROKEN = range(4)
@@ -33,7 +35,22 @@ M_KEY, M_NAME, M_ARGS, M_OTHER = range(4)
 JSON_WHITESPACE = " \t\n\r"
 
 
-class CallObject:
+class CallObjectState(ParserState):
+    pos: Annotated[int, msgspec.Meta(ge=OPEN, le=TAIL)]
+    member: Annotated[int, msgspec.Meta(ge=M_KEY, le=M_OTHER)]
+    sub: JsonStreamState | None  # the member being read, exactly while ``pos`` is MEMBER
+    key: str
+    buf: str
+    named: bool
+    has_args: bool
+    held_args: str
+
+    def __post_init__(self) -> None:
+        if (self.sub is None) != (self.pos != MEMBER):
+            raise ValueError("a member is read exactly at MEMBER")
+
+
+class CallObject(Stateful):
     """One ``{"name": …, "arguments": …}`` object being read; ``feed`` returns deltas' pieces."""
 
     __slots__ = ("ensure_ascii", "args_keys", "stop_at_close", "args_first", "missing_args", "args_opts", "pos",
@@ -164,31 +181,78 @@ class CallObject:
         self.pos = TAIL
         return 1
 
-    def snapshot(self) -> list[Any]:
-        return [self.pos, self.member, self.sub.snapshot() if self.sub is not None else None, self.key,
-                self.buf, self.named, self.has_args, self.held_args]
+    def snapshot(self) -> CallObjectState:
+        return CallObjectState(self.pos, self.member, None if self.sub is None else self.sub.snapshot(), self.key,
+                               self.buf, self.named, self.has_args, self.held_args)
 
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 8:
-            raise ValueError("bad tool call state")
-        pos, member, sub, key, buf, named, has_args, held = snap
-        if (
-            pos not in range(8)
-            or member not in range(4)
-            or (sub is None) != (pos != MEMBER)
-            or not all(isinstance(x, str) for x in (key, buf, held))
-            or not isinstance(named, bool)
-            or not isinstance(has_args, bool)
-        ):
-            raise ValueError("bad tool call state")
+    def load(self, state: CallObjectState) -> None:
         self.pos, self.member, self.key, self.buf, self.named, self.has_args, self.held_args = (
-            pos, member, key, buf, named, has_args, held)
-        if sub is not None:
-            self.sub = self._stream(member)
-            self.sub.restore(sub)
+            state.pos, state.member, state.key, state.buf, state.named, state.has_args, state.held_args)
+        self.sub = None
+        if state.sub is not None:
+            self.sub = self._stream(self.member)
+            self.sub.load(state.sub)
 
 
-class StreamedJsonCalls(ToolParser):
+class OpenCall(Stateful):
+    """A parser reading at most one call object at a time: ``_call``, saved as its state's
+    ``call`` (where the state may hold one, its ``__post_init__`` says)."""
+
+    _call: CallObject | None
+    call: CallObjectState | None
+
+    index: int  # the open (or next) call's index
+    raw: str  # the open call's text while its name is not sent yet
+
+    def _new_call(self) -> CallObject:
+        raise NotImplementedError
+
+    def _call_id(self) -> str | None:
+        """The id of a call whose name was just read (None: derender assigns one)."""
+        return None
+
+    def _step_call(self, text: str, calls: list[ToolCallDelta]) -> tuple[int, bool]:
+        """Feeds the open call: its name and argument pieces go to ``calls``, the text read while
+        it has no name to ``raw``. ``(characters read, the name was sent now)``."""
+        call = self._call
+        name, args, used = call.feed(text)
+        if name is None and not call.named:
+            self.raw += text[:used]
+        if name is not None:
+            calls.append(ToolCallDelta(self.index, name=name, arguments=args, id=self._call_id()))
+            self.raw = ""
+        elif args:
+            calls.append(ToolCallDelta(self.index, arguments=args))
+        return used, name is not None
+
+    def snapshot(self) -> Any:
+        self.call = None if self._call is None else self._call.snapshot()
+        return super().snapshot()
+
+    def load(self, state: ParserState) -> None:
+        super().load(state)
+        self._call = None
+        if self.call is not None:
+            self._call = self._new_call()
+            self._call.load(self.call)
+
+
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class JsonCallsState(ParserState):
+    mode: Annotated[int, msgspec.Meta(ge=CONTENT, le=BROKEN)]
+    buf: str  # at most a partial marker between feeds
+    index: NonNegative  # the next call's index
+    raw: str  # the open call's text while its name is not yet sent
+    call: CallObjectState | None  # exactly in CALL
+
+    def __post_init__(self) -> None:
+        if (self.call is None) != (self.mode != CALL):
+            raise ValueError("a call is open exactly in CALL")
+
+
+class StreamedJsonCalls(OpenCall, ToolParser):
     """``<start>{"name", "arguments"}<end>`` calls, streamed as they are written.
 
     Content before the first start marker streams; text between and after calls is dropped
@@ -205,36 +269,33 @@ class StreamedJsonCalls(ToolParser):
     args_opts: ClassVar[dict[str, bool]] = {}
     keeps_text_between: ClassVar[bool] = False
     streams_arguments = True
+    State = JsonCallsState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self._mode = CONTENT
-        self._buf = ""  # at most a partial marker between feeds
-        self._index = 0  # the next call's index
-        self._call: CallObject | None = None
-        self._raw = ""  # the open call's text while its name is not yet sent
+        self.load(JsonCallsState(CONTENT, "", 0, "", None))
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
-        if not text and not self._buf:  # a chunk of reasoning: nothing to read, in any mode
+        if not text and not self.buf:  # a chunk of reasoning: nothing to read, in any mode
             return Delta()
-        return self._run(self._buf + text, False)
+        return self._run(self.buf + text, False)
 
     def finish(self) -> Delta:
-        text, self._buf = self._buf, ""
+        text, self.buf = self.buf, ""
         return self._run(text, True)
 
     def _run(self, buf: str, final: bool) -> Delta:
-        self._buf = ""
+        self.buf = ""
         content: list[str] = []
         calls: list[ToolCallDelta] = []
         while True:
-            mode = self._mode
+            mode = self.mode
             if mode == BROKEN:
                 content.append(buf)
                 break
             if mode == CALL and self.end is None:
                 buf = self._read_object(buf, content, calls, final)
-                if self._mode == CALL:
+                if self.mode == CALL:
                     break
                 continue
             marker = self.end if mode == CALL else self.start
@@ -248,13 +309,13 @@ class StreamedJsonCalls(ToolParser):
                 content.append(piece)
             elif mode == CALL:
                 self._feed_call(piece, content, calls)
-                if self._mode == CALL and (pos != -1 or final):
+                if self.mode == CALL and (pos != -1 or final):
                     self._end_call(content, truncated=pos == -1)
-                if self._mode == BROKEN:
+                if self.mode == BROKEN:
                     buf = rest
                     continue
             if pos == -1:
-                self._buf = rest
+                self.buf = rest
                 break
             buf = rest[len(marker) :]
             if mode != CALL:
@@ -262,9 +323,9 @@ class StreamedJsonCalls(ToolParser):
         return Delta(content="".join(content), tool_calls=calls)
 
     def _open_call(self) -> None:
-        self._mode = CALL
+        self.mode = CALL
         self._call = self._new_call()
-        self._raw = self.start
+        self.raw = self.start
 
     def _new_call(self) -> CallObject:
         return CallObject(self.ensure_ascii, self.args_keys, stop_at_close=self.end is None, args_opts=self.args_opts)
@@ -272,69 +333,50 @@ class StreamedJsonCalls(ToolParser):
     def _read_object(self, buf: str, content: list[str], calls: list[ToolCallDelta], final: bool) -> str:
         """A call ended by its object's close: the text after it is returned."""
         used = self._feed_call(buf, content, calls)
-        if self._mode == CALL and (self._call.complete or final):
+        if self.mode == CALL and (self._call.complete or final):
             self._end_call(content, truncated=not self._call.complete)
-        return "" if self._mode == BROKEN else buf[used:]
+        return "" if self.mode == BROKEN else buf[used:]
 
     def _feed_call(self, piece: str, content: list[str], calls: list[ToolCallDelta]) -> int:
-        call = self._call
-        name, args, used = call.feed(piece)
-        if name is None and not call.named:
-            self._raw += piece[:used]
-        if name is not None:
-            calls.append(ToolCallDelta(self._index, name=name, arguments=args))
-            self._raw = ""
-        elif args:
-            calls.append(ToolCallDelta(self._index, arguments=args))
-        if call.broken is not None:
-            self._break(call.broken, content)
+        used, _ = self._step_call(piece, calls)
+        if self._call.broken is not None:
+            self._break(self._call.broken, content)
         return used
 
     def _end_call(self, content: list[str], truncated: bool) -> None:
         """The call's text ended: at its end marker, or (``truncated``) at the output's end."""
         call = self._call
         if call.complete or (truncated and call.named):
-            self._mode, self._call, self._raw = BETWEEN, None, ""
-            self._index += 1
+            self.mode, self._call, self.raw = BETWEEN, None, ""
+            self.index += 1
         else:
             self._break("", content)
 
     def _break(self, tail: str, content: list[str]) -> None:
         """Stop parsing: a call not yet opened is content from its start marker; an opened one
         stands, and the text from the breaking byte (``tail``) is content."""
-        content.append(tail if self._call.named else self._raw)
-        self._mode, self._call, self._raw = BROKEN, None, ""
-
-    def snapshot(self) -> Any:
-        return [self._mode, self._buf, self._index, self._raw,
-                self._call.snapshot() if self._call is not None else None]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 5:
-            raise ValueError("bad tool parser state")
-        mode, buf, index, raw, call = snap
-        if (
-            mode not in (CONTENT, BETWEEN, CALL, BROKEN)
-            or not isinstance(buf, str)
-            or not isinstance(raw, str)
-            or not isinstance(index, int)
-            or index < 0
-            or (call is None) != (mode != CALL)
-        ):
-            raise ValueError("bad tool parser state")
-        self._mode, self._buf, self._index, self._raw = mode, buf, index, raw
-        self._call = None
-        if call is not None:
-            self._call = self._new_call()
-            self._call.restore(call)
+        content.append(tail if self._call.named else self.raw)
+        self.mode, self._call, self.raw = BROKEN, None, ""
 
 
 PROSE = 4  # a bare-JSON family's text before its first call (held: content is null once a call is found)
 
 
-class StreamedBareJsonCalls(ToolParser):
+class BareJsonCallsState(ParserState):
+    mode: Annotated[int, msgspec.Meta(ge=BETWEEN, le=PROSE)]
+    raw: str  # prose before the first call, then the open call's text until it is named
+    index: NonNegative
+    glued: bool  # the previous call's object just closed
+    call: CallObjectState | None  # exactly in CALL
+
+    def __post_init__(self) -> None:
+        if (self.call is None) != (self.mode != CALL):
+            raise ValueError("a call is open exactly in CALL")
+
+
+class StreamedBareJsonCalls(OpenCall, ToolParser):
     """Llama 3.x/4 calls: every ``{`` outside a call opens a ``{"name", "arguments" |
-    "parameters"}`` object and the object's ``}`` ends it; prose is held until a call's name is
+    "parameters"}`` object and the object's ``}`` ends it; prose is raw until a call's name is
     sent (then it is dropped: the one-shot content is null) and dropped between calls. A ``{``
     glued to the previous call's ``}`` is skipped, as vLLM skips it. The first of
     ``arguments``/``parameters`` written is the arguments (vLLM prefers ``arguments``)."""
@@ -342,87 +384,57 @@ class StreamedBareJsonCalls(ToolParser):
     args_keys: ClassVar[tuple[str, ...]] = ("arguments", "parameters")
     ensure_ascii: ClassVar[bool] = False
     streams_arguments = True
+    State = BareJsonCallsState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self._mode = PROSE
-        self._held = ""  # prose before the first call; the open call's text until it is named
-        self._index = 0
-        self._call: CallObject | None = None
-        self._glued = False  # the previous call's object just closed
+        self.load(BareJsonCallsState(PROSE, "", 0, False, None))
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         content: list[str] = []
         calls: list[ToolCallDelta] = []
         i, n = 0, len(text)
         while i < n:
-            if self._mode == BROKEN:
+            if self.mode == BROKEN:
                 content.append(text[i:])
                 break
-            if self._mode == CALL:
+            if self.mode == CALL:
                 i += self._feed_call(text[i:], content, calls)
                 continue
-            if self._glued:
-                self._glued = False
+            if self.glued:
+                self.glued = False
                 if text[i] == "{":
                     i += 1
                     continue
             j = text.find("{", i)
-            if self._mode == PROSE:
-                self._held += text[i : n if j == -1 else j]
+            if self.mode == PROSE:
+                self.raw += text[i : n if j == -1 else j]
             if j == -1:
                 break
-            self._mode, i = CALL, j
-            self._call = CallObject(self.ensure_ascii, self.args_keys, stop_at_close=True)
+            self.mode, i = CALL, j
+            self._call = self._new_call()
         return Delta(content="".join(content), tool_calls=calls)
 
+    def _new_call(self) -> CallObject:
+        return CallObject(self.ensure_ascii, self.args_keys, stop_at_close=True)
+
     def _feed_call(self, text: str, content: list[str], calls: list[ToolCallDelta]) -> int:
+        used, _ = self._step_call(text, calls)
         call = self._call
-        name, args, used = call.feed(text)
-        if name is None and not call.named:
-            self._held += text[:used]
-        if name is not None:
-            calls.append(ToolCallDelta(self._index, name=name, arguments=args))
-            self._held = ""
-        elif args:
-            calls.append(ToolCallDelta(self._index, arguments=args))
         if call.broken is not None:
-            content.append(call.broken if call.named else self._held)
-            self._mode, self._call, self._held = BROKEN, None, ""
+            content.append(call.broken if call.named else self.raw)
+            self.mode, self._call, self.raw = BROKEN, None, ""
         elif call.complete:
-            self._mode, self._call, self._glued = BETWEEN, None, True
-            self._index += 1
+            self.mode, self._call, self.glued = BETWEEN, None, True
+            self.index += 1
         return used
 
     def finish(self) -> Delta:
         """Prose with no call is the content; a truncated call stands once named."""
-        held, self._held = self._held, ""
-        if self._mode == CALL and self._call.named:
-            held = ""
-        if self._mode in (PROSE, CALL):
-            self._mode, self._call = BROKEN, None
-            return Delta(content=held)
+        raw, self.raw = self.raw, ""
+        if self.mode == CALL and self._call.named:
+            raw = ""
+        if self.mode in (PROSE, CALL):
+            self.mode, self._call = BROKEN, None
+            return Delta(content=raw)
         return Delta()
-
-    def snapshot(self) -> Any:
-        return [self._mode, self._held, self._index, self._glued,
-                self._call.snapshot() if self._call is not None else None]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 5:
-            raise ValueError("bad tool parser state")
-        mode, held, index, glued, call = snap
-        if (
-            mode not in (PROSE, BETWEEN, CALL, BROKEN)
-            or not isinstance(held, str)
-            or not isinstance(index, int)
-            or index < 0
-            or not isinstance(glued, bool)
-            or (call is None) != (mode != CALL)
-        ):
-            raise ValueError("bad tool parser state")
-        self._mode, self._held, self._index, self._glued = mode, held, index, glued
-        self._call = None
-        if call is not None:
-            self._call = CallObject(self.ensure_ascii, self.args_keys, stop_at_close=True)
-            self._call.restore(call)

@@ -25,10 +25,12 @@ from __future__ import annotations
 import json
 import re
 from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import Any
+from typing import Annotated
 
+import msgspec
+
+from tokenbridge.parsers.base import ParserState, Stateful
 VALUE, VALUE_OR_CLOSE, KEY, KEY_OR_CLOSE, COLON, AFTER, STRING, KEY_STRING, SCALAR, DONE = range(10)
-MODES = range(10)
 
 #: Held raw text a well-formed value never needs (a 16k-digit number is treated as malformed),
 #: and the deepest nesting accepted (``json.loads`` hits Python's recursion limit near 1000).
@@ -55,7 +57,13 @@ def canonical(raw: str, ensure_ascii: bool = False) -> str:
     return json.dumps(json.loads(raw), ensure_ascii=ensure_ascii)
 
 
-class JsonStream:
+class JsonStreamState(ParserState):
+    mode: Annotated[int, msgspec.Meta(ge=VALUE, le=DONE)]
+    stack: Annotated[str, msgspec.Meta(pattern=r"^[{\[]*$", max_length=MAX_DEPTH)]  # the open containers
+    pending: Annotated[str, msgspec.Meta(max_length=MAX_PENDING)]  # raw text read but not yet decided
+
+
+class JsonStream(Stateful):
     """Re-serializes one JSON value; ``feed`` returns ``(output, consumed)``.
 
     ``consumed`` is how much of the fed text belongs to the value: all of it until the value
@@ -66,6 +74,7 @@ class JsonStream:
     arguments' text), checked as JSON the same way.
     """
 
+    State = JsonStreamState
     __slots__ = ("ensure_ascii", "strict", "raw_string", "verbatim", "mode", "stack", "pending", "broken", "_at")
 
     def __init__(self, ensure_ascii: bool = False, strict: bool = True, raw_string: bool = False,
@@ -79,6 +88,9 @@ class JsonStream:
         self.pending = ""  # raw text read but not yet decided
         self.broken: str | None = None  # the raw text from the byte that broke JSON
         self._at = 0  # start of the step being scanned (where an error points)
+
+    def load(self, state: JsonStreamState) -> None:
+        self.mode, self.stack, self.pending = state.mode, state.stack, state.pending
 
     @property
     def done(self) -> bool:
@@ -279,23 +291,3 @@ class JsonStream:
 
     def _end_value(self) -> None:
         self.mode = AFTER if self.stack else DONE
-
-    # ------------------------------------------------------------------------------ state
-
-    def snapshot(self) -> list[Any]:
-        return [self.mode, self.stack, self.pending]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 3:
-            raise ValueError("bad JSON stream state")
-        mode, stack, pending = snap
-        if (
-            mode not in MODES
-            or not isinstance(stack, str)
-            or stack.strip("{[")
-            or len(stack) > MAX_DEPTH
-            or not isinstance(pending, str)
-            or len(pending) > MAX_PENDING
-        ):
-            raise ValueError("bad JSON stream state")
-        self.mode, self.stack, self.pending = snap

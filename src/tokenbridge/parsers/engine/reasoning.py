@@ -452,6 +452,7 @@ class SwitchedReasoningParser(ReasoningParser):
         self.inner = self._pick(ctx)(ctx)
         self.empty_reasoning = self.inner.empty_reasoning
         self.empty_content = self.inner.empty_content
+        self.snapshot, self.restore = self.inner.snapshot, self.inner.restore  # its state is the inner one's
 
     @classmethod
     def _pick(cls, ctx: ParseContext) -> type[ReasoningParser]:
@@ -466,9 +467,3 @@ class SwitchedReasoningParser(ReasoningParser):
 
     def finish(self) -> tuple[str, str]:
         return self.inner.finish()
-
-    def snapshot(self) -> Any:
-        return self.inner.snapshot()
-
-    def restore(self, snap: Any) -> None:
-        self.inner.restore(snap)

@@ -29,8 +29,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta
-from tokenbridge.parsers.engine.json_calls import CallObject
+from tokenbridge.parsers.base import Delta, ToolCallDelta
+from tokenbridge.parsers.engine.json_calls import CallObject, CallObjectState, OpenCall
 from tokenbridge.parsers.engine.schema import _TYPE_ALIASES, coerce_string, schema_types, tool_properties
 from tokenbridge.parsers.engine.tags import TagState, TagToolParser
 
@@ -56,7 +56,7 @@ class LiveCall(msgspec.Struct, array_like=True):
 
 class StreamedTagState(TagState):
     live: LiveCall | None = None
-    body: list | None = None  # a JSON call body's parse position (``CallObject`` snapshot)
+    call: CallObjectState | None = None  # a JSON call body's parse position (``StreamedTagBody``)
 
 
 class ArgSyntax(NamedTuple):
@@ -265,7 +265,7 @@ class StreamedTagText(StreamedTagArgs):
         self.live = None
 
 
-class StreamedTagBody(StreamedTagText):
+class StreamedTagBody(OpenCall, StreamedTagText):
     """Call bodies that are one JSON ``{"name": …, "args": {…}}`` object (Inkling's tool blocks):
     the call opens when the object's name closes, and its arguments object streams as written
     (the one-shot answer keeps it verbatim). A body that breaks before its name is decided whole
@@ -275,11 +275,7 @@ class StreamedTagBody(StreamedTagText):
 
     body_args_key = "args"
 
-    def __init__(self, ctx: ParseContext) -> None:
-        super().__init__(ctx)
-        self._body: CallObject | None = None
-
-    def _new_body(self) -> CallObject:
+    def _new_call(self) -> CallObject:
         return CallObject(False, (self.body_args_key,), stop_at_close=True, args_first="{", missing_args="{}",
                           args_opts={"verbatim": True, "strict": False})
 
@@ -289,20 +285,20 @@ class StreamedTagBody(StreamedTagText):
         elif kind == "call_start":
             self._end_live(out)
             TagToolParser._event(self, kind, value, out)
-            self._body = self._new_body()
-        elif kind == "arg" and self._body is not None:
+            self._call = self._new_call()
+        elif kind == "arg" and self._call is not None:
             if self.live is None:
                 self.slot[1] += value  # the whole-call answer, should the body break before its name
-            self._feed_body(value, out)
+            self._feed_call(value, out)
         elif self.live is not None:
             if kind != "arg":
                 self._end_live(out)
         else:
-            self._body = None
+            self._call = None
             TagToolParser._event(self, kind, value, out)
 
-    def _feed_body(self, text: str, out: Delta) -> None:
-        body = self._body
+    def _feed_call(self, text: str, out: Delta) -> None:
+        body = self._call
         name, args, _ = body.feed(text)
         if name is not None:
             self.slot[0] = name
@@ -310,21 +306,10 @@ class StreamedTagBody(StreamedTagText):
         if self.live is not None and args:
             self._send(args, out)
         if body.broken is not None or body.complete or (name is not None and self.live is None):
-            self._body = None
+            self._call = None
 
     def _end_live(self, out: Delta) -> None:
-        self.live, self._body = None, None
-
-    def snapshot(self) -> StreamedTagState:
-        self.body = self._body.snapshot() if self._body is not None else None
-        return super().snapshot()
-
-    def load(self, state: StreamedTagState) -> None:
-        super().load(state)
-        self._body = None
-        if self.body is not None:
-            self._body = self._new_body()
-            self._body.restore(self.body)
+        self.live, self._call = None, None
 
 
 def streamed_tag_parser(cls: type[TagToolParser], syntax: ArgSyntax | None,

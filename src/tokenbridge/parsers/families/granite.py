@@ -24,11 +24,11 @@ import json
 import re
 from typing import ClassVar
 
-from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolParser
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import special_token_texts
 from tokenbridge.parsers.engine.json import json_member_object, name_and_args_from_json
-from tokenbridge.parsers.engine.json_calls import CallObject, StreamedJsonCalls
+from tokenbridge.parsers.engine.json_calls import CallObject, CallObjectState, OpenCall, StreamedJsonCalls
 from tokenbridge.parsers.engine.lexer import lex, scan_markers
 from tokenbridge.parsers.engine.schema import fix_arg_types
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content, held_calls_parser
@@ -207,10 +207,14 @@ class GraniteStreamState(ParserState):
     named: bool = False  # a call was sent: text outside the calls is dropped from now on
     index: int = 0  # the next call's index
     raw: str = ""  # the open element's text while its name is not sent yet
-    call: list | None = None  # the open element's parse position (``CallObject`` snapshot)
+    call: CallObjectState | None = None  # the open element's parse position, exactly in ELEMENT
+
+    def __post_init__(self) -> None:
+        if (self.call is None) != (self.mode != ELEMENT):
+            raise ValueError("a call is open exactly in ELEMENT")
 
 
-class GraniteStreamedCalls(ToolParser):
+class GraniteStreamedCalls(OpenCall, ToolParser):
     """``granite`` for ``--tool-call-streaming incremental``: each element of the array opens a
     call when its ``"name"`` string closes; its ``"arguments"`` object streams as written (the
     one-shot answer keeps it verbatim).
@@ -234,7 +238,6 @@ class GraniteStreamedCalls(ToolParser):
         super().__init__(ctx)
         drops = special_token_texts(ctx.vocab, MARKERS)
         self.lits = {**dict.fromkeys(drops, False), **dict.fromkeys(MARKERS, True)}
-        self._call: CallObject | None = None
         self.load(GraniteStreamState())
 
     def _new_call(self) -> CallObject:
@@ -291,16 +294,10 @@ class GraniteStreamedCalls(ToolParser):
                 self.mode = CONTENT
 
     def _element(self, text: str, out: Delta) -> int:
-        call = self._call
-        name, args, used = call.feed(text)
-        if name is None and not call.named:
-            self.raw += text[:used]
-        if name is not None:
-            out.tool_calls.append(ToolCallDelta(self.index, name=name, arguments=args))
-            self.raw = ""
+        used, named = self._step_call(text, out.tool_calls)
+        if named:
             self._calls_made(out)
-        elif args:
-            out.tool_calls.append(ToolCallDelta(self.index, arguments=args))
+        call = self._call
         if call.broken is not None:
             self._break(call.broken if call.named else self.raw, out)
             return len(text)
@@ -343,21 +340,6 @@ class GraniteStreamedCalls(ToolParser):
         out.content += body
         self.emitted = self.emitted or bool(body)
         self.held = held[len(body):]
-
-    def snapshot(self) -> GraniteStreamState:
-        self.call = self._call.snapshot() if self._call is not None else None
-        return super().snapshot()
-
-    def load(self, state: ParserState) -> None:
-        super().load(state)
-        self._call = None
-        if self.call is not None:
-            if self.mode != ELEMENT:
-                raise ValueError("bad granite parser state")
-            self._call = self._new_call()
-            self._call.restore(self.call)
-        elif self.mode == ELEMENT:
-            raise ValueError("bad granite parser state")
 
 
 GraniteToolParser.incremental = GraniteStreamedCalls

@@ -45,15 +45,15 @@ import string
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from tokenbridge.parsers.base import Delta, ParseContext, ParserState, Stateful, ToolCallDelta
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
-from tokenbridge.parsers.engine.json_calls import CallObject
+from tokenbridge.parsers.engine.json_calls import CallObject, CallObjectState, OpenCall
 from tokenbridge.parsers.engine.lexer import lex, scan_markers, special_token_texts, token_id
 from tokenbridge.parsers.engine.reasoning import (
     IdentityReasoningParser, MarkerEngineParser, MarkerFormat, engine_reasoning_ended,
 )
 from tokenbridge.parsers.engine.schema import fix_arg_types
-from tokenbridge.parsers.engine.held import Extraction, HeldBlockParser, HeldCallsParser, HeldState, JsonFamily, as_content
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, HeldState, JsonFamily, as_content
 from tokenbridge.parsers.declare import RenderRules
 
 BOT = "[TOOL_CALLS]"
@@ -196,10 +196,14 @@ class MistralStreamState(ParserState):
     pending: str = ""  # a possible partial ``[TOOL_CALLS]``
     index: int = 0  # the next call's index
     raw: str = ""  # the open call's text while its name is not sent yet; leading blanks when forced
-    call: list | None = None  # the open call's parse position (``CallObject`` snapshot)
+    call: CallObjectState | None = None  # the open call's parse position
+
+    def __post_init__(self) -> None:
+        if self.call is not None and self.mode not in (LIST, OBJECT):
+            raise ValueError("a call is open only in a list or an object")
 
 
-class MistralStreamedCalls(MistralToolParser):
+class MistralStreamedCalls(OpenCall, MistralToolParser):
     """``mistral`` for ``--tool-call-streaming incremental`` (pre-v11 tokenizers; v11+ ones are
     decided whole, as in ``whole`` mode): content before ``[TOOL_CALLS]`` streams; after it, each
     ``{"name", "arguments"}`` object (alone or in a list) opens a call, with its 9-character id,
@@ -218,8 +222,9 @@ class MistralStreamedCalls(MistralToolParser):
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.v11 = has_args_token(ctx)
-        self._call: CallObject | None = None
         self.load(MistralStreamState(mode=FORCED if _forced(ctx.tool_choice) else CONTENT))
+        if self.v11:  # decided whole: the hold-then-decide shell's state
+            self.State = HeldState
 
     @staticmethod
     def _new_call() -> CallObject:
@@ -287,16 +292,12 @@ class MistralStreamedCalls(MistralToolParser):
                 self._break(text[i:], out)
                 return
 
+    def _call_id(self) -> str:
+        return mistral_call_id()
+
     def _element(self, text: str, out: Delta) -> int:
+        used, _ = self._step_call(text, out.tool_calls)
         call = self._call
-        name, args, used = call.feed(text)
-        if name is None and not call.named:
-            self.raw += text[:used]
-        if name is not None:
-            out.tool_calls.append(ToolCallDelta(self.index, name=name, arguments=args, id=mistral_call_id()))
-            self.raw = ""
-        elif args:
-            out.tool_calls.append(ToolCallDelta(self.index, arguments=args))
         if call.broken is not None:
             self._break(call.broken if call.named else self.raw, out)
             return len(text)
@@ -310,27 +311,6 @@ class MistralStreamedCalls(MistralToolParser):
     def _break(self, tail: str, out: Delta) -> None:
         self.mode, self._call, self.raw = BROKEN, None, ""
         out.content += tail
-
-    def snapshot(self) -> Any:
-        if self.v11:  # decided whole: the hold-then-decide shell's state
-            return self.state_as(HeldState)
-        self.call = self._call.snapshot() if self._call is not None else None
-        return self.state_as(MistralStreamState)
-
-    def restore(self, snap: Any) -> None:
-        self.restore_as(snap, HeldState if self.v11 else MistralStreamState)
-
-    def load(self, state: ParserState) -> None:
-        if isinstance(state, HeldState):
-            HeldBlockParser.load(self, state)
-            return
-        Stateful.load(self, state)
-        self._call = None
-        if self.call is not None:
-            if self.mode not in (LIST, OBJECT):
-                raise ValueError("bad mistral parser state")
-            self._call = self._new_call()
-            self._call.restore(self.call)
 
 
 MistralToolParser.incremental = MistralStreamedCalls
