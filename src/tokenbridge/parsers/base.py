@@ -100,32 +100,48 @@ class ParseContext(msgspec.Struct):
 
 
 class ParserState(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    """A parser's hold-back, as it travels in the stream state: a subclass per parser, its fields
-    named after the parser attributes they save, encoded as a plain array. Rules that tie fields
-    together are checked in ``__post_init__`` (a ``ValueError`` there is a bad state)."""
+    """A parser's hold-back, as it travels in the stream state: a subclass per parser, encoded as
+    a plain array. Each field is named after the parser attribute it saves; a field typed as
+    another ``ParserState`` saves the object in that attribute (a filter, an inner stream), and
+    one named ``base`` the parser's state as its base class (a subclass that adds fields). Rules
+    that tie fields together are checked in ``__post_init__`` (a ``ValueError`` there is a bad
+    state)."""
 
     #: Stream-state version 2 saved this one-field state as the field's bare value; such a value
     #: is still read, for one release (``derender.state.READABLE_VERSIONS``).
     bare_in_v2: ClassVar[bool] = False
 
 
-_getters: dict[type[ParserState], Any] = {}
+class _Plan:
+    """How ``Stateful`` saves and loads one state class (made once per class)."""
+
+    __slots__ = ("get", "fields")
+
+    def __init__(self, state: type[ParserState]) -> None:
+        names = state.__struct_fields__
+        nested = {f.name: f.type for f in msgspec.structs.fields(state)
+                  if isinstance(f.type, type) and issubclass(f.type, ParserState)}
+        #: ``(name, nested state class or None)`` per field; None when no field nests a state.
+        self.fields = [(n, nested.get(n)) for n in names] if nested else None
+        self.get = attrgetter(*names) if len(names) > 1 else (lambda obj, one=attrgetter(*names): (one(obj),))
 
 
-def _getter(state: type[ParserState]) -> Any:
-    """``obj -> tuple`` of the attributes ``state`` names (made once per state class)."""
-    fields = state.__struct_fields__
-    get = attrgetter(*fields) if len(fields) > 1 else (lambda obj, one=attrgetter(*fields): (one(obj),))
-    _getters[state] = get
-    return get
+_plans: dict[type[ParserState], _Plan] = {}
+
+
+def _plan(state: type[ParserState]) -> _Plan:
+    plan = _plans.get(state)
+    if plan is None:
+        plan = _plans[state] = _Plan(state)
+    return plan
 
 
 class Stateful:
     """``snapshot``/``restore`` from the class's ``State`` (a ``ParserState``; None: stateless).
 
     ``restore`` validates the types of every field, so a bad state is a ValueError here and never
-    reaches the parser's code. An object holding other stateful objects (an open call, a filter)
-    overrides ``snapshot`` and ``load`` to nest their states; nothing overrides ``restore``."""
+    reaches the parser's code. Nothing overrides ``restore``; an object that makes the objects
+    it holds when it loads (an open call) overrides ``snapshot`` and ``load``."""
 
     __slots__ = ()
     State: ClassVar[type[ParserState] | None] = None
@@ -134,8 +150,16 @@ class Stateful:
         return None if self.State is None else self.state_as(self.State)
 
     def state_as(self, state: type[ParserState]) -> ParserState:
-        """The attributes ``state`` names, as a ``state`` (a subclass nests its base's state)."""
-        return state(*(_getters.get(state) or _getter(state))(self))
+        """The attributes ``state`` names, as a ``state``."""
+        plan = _plans.get(state) or _plan(state)
+        if plan.fields is None:
+            return state(*plan.get(self))
+        return state(*[
+            getattr(self, name) if nested is None
+            else self.state_as(nested) if name == "base"
+            else getattr(self, name).snapshot()
+            for name, nested in plan.fields
+        ])
 
     def restore(self, snap: Any) -> None:
         """Validate ``snap`` as ``State`` and ``load`` it (a parser whose state class depends on
@@ -158,7 +182,18 @@ class Stateful:
     def load(self, state: ParserState) -> None:
         """Take every field of ``state`` as the attribute of the same name (a class with
         ``__slots__`` loads its own)."""
-        self.__dict__.update(msgspec.structs.asdict(state))
+        plan = _plans.get(type(state)) or _plan(type(state))
+        if plan.fields is None:
+            self.__dict__.update(msgspec.structs.asdict(state))
+            return
+        for name, nested in plan.fields:
+            value = getattr(state, name)
+            if nested is None:
+                setattr(self, name, value)
+            elif name == "base":
+                Stateful.load(self, value)
+            else:
+                getattr(self, name).load(value)
 
 
 class ReasoningParser(Stateful):

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ReasoningParser, Stateful, ToolParser
 
 
-class OutputParser:
+class OutputState(ParserState):
+    reasoning: Any  # each parser's own state, validated by it
+    tool: Any
+
+
+class OutputParser(Stateful):
     __slots__ = ("ctx", "reasoning", "tool")
+    State = OutputState
 
     def __init__(
         self,
@@ -55,20 +61,15 @@ class OutputParser:
         r, c = self.reasoning.finish()
         return self._route(r, c, [], True)
 
-    def snapshot(self) -> list[Any]:
-        return [
+    def snapshot(self) -> OutputState:
+        return OutputState(
             self.reasoning.snapshot() if self.reasoning else None,
             self.tool.snapshot() if self.tool else None,
-        ]
+        )
 
-    def restore(self, snap: list[Any]) -> None:
-        if not isinstance(snap, list) or len(snap) != 2:
-            raise ValueError("bad parser state")
-        if self.reasoning is not None:
-            self.reasoning.restore(snap[0])
-        elif snap[0] is not None:
-            raise ValueError("bad parser state")
-        if self.tool is not None:
-            self.tool.restore(snap[1])
-        elif snap[1] is not None:
-            raise ValueError("bad parser state")
+    def load(self, state: OutputState) -> None:
+        for parser, snap in ((self.reasoning, state.reasoning), (self.tool, state.tool)):
+            if parser is not None:
+                parser.restore(snap)
+            elif snap is not None:
+                raise ValueError("bad parser state: a state for a parser not configured")

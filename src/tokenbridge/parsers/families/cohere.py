@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from typing import Annotated, Any, ClassVar, Literal
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 import msgspec
@@ -188,6 +189,17 @@ def unwrap_citations(text: str, in_cite: bool, final: bool) -> tuple[str, int, b
     return "".join(out), pos, in_cite
 
 
+Mode = Literal["content", "reasoning", "action", "ignore"]
+
+
+class CohereState(ParserState):
+    mode: Mode
+    buf: str  # text after the last marker that may still hold a partial marker
+    stretch: str  # unread text of the current stretch (trailing blanks, partial tags)
+    in_cite: bool
+    index: Annotated[int, msgspec.Meta(ge=0)]
+
+
 class CohereToolParser(ToolParser):
     """Streams content (and, with no reasoning parser, reasoning) as its stretches are
     decided; holds each action block until its end marker or ``finish()``.
@@ -202,14 +214,11 @@ class CohereToolParser(ToolParser):
     blank_content_is_null: ClassVar[bool] = False
     modes: ClassVar[dict[str, str]] = COMMAND3_MODES
     initial_mode: ClassVar[str] = CONTENT
+    State = CohereState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self.mode = CONTENT if ctx.reasoning_parser else self.initial_mode
-        self.buf = ""  # text after the last marker that may still hold a partial marker
-        self.stretch = ""  # unread text of the current stretch (trailing blanks, partial tags)
-        self.in_cite = False
-        self.index = 0
+        self.load(CohereState(CONTENT if ctx.reasoning_parser else self.initial_mode, "", "", False, 0))
 
     def _text(self, text: str, out: Delta, ends: bool) -> None:
         if self.mode == IGNORE:
@@ -254,14 +263,6 @@ class CohereToolParser(ToolParser):
         self.buf = ""
         return out
 
-    def snapshot(self) -> Any:
-        return [self.mode, self.buf, self.stretch, self.in_cite, self.index]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 5 or snap[0] not in (CONTENT, REASONING, ACTION, IGNORE):
-            raise ValueError("unexpected tool parser state")
-        self.mode, self.buf, self.stretch = snap[0], str(snap[1]), str(snap[2])
-        self.in_cite, self.index = bool(snap[3]), int(snap[4])
 
 
 @tool_parser("cohere_command3", "cohere", family="cohere")
@@ -280,9 +281,16 @@ class Command4ToolParser(CohereToolParser):
 START_THINKING, END_THINKING, CHATBOT = "<|START_THINKING|>", "<|END_THINKING|>", "<|CHATBOT_TOKEN|>"
 
 
+class CohereReasoningState(ParserState):
+    filter: CohereState  # the whole melody filter's
+    mode: Mode  # where the text outside reasoning is, when a tool parser reads it
+    buf: str
+
+
 class CohereReasoningParser(ReasoningParser):
     engine_based: ClassVar[bool] = True
     melody: ClassVar[type[CohereToolParser]] = Command3ToolParser
+    State = CohereReasoningState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -345,17 +353,6 @@ class CohereReasoningParser(ReasoningParser):
         if self.tool_follows:
             return d.reasoning, self._rest("", True)
         return d.reasoning, d.content
-
-    def snapshot(self) -> Any:
-        return [self.filter.snapshot(), self.mode, self.buf]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 3 or snap[1] not in set(self.melody.modes.values()) | {
-            self.melody.initial_mode
-        }:
-            raise ValueError("unexpected reasoning parser state")
-        self.filter.restore(snap[0])
-        self.mode, self.buf = snap[1], str(snap[2])
 
 
 @reasoning_parser("cohere_command3", "cohere_cmd", family="cohere")

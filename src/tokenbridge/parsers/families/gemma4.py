@@ -342,10 +342,3 @@ class Gemma4ReasoningParser(MarkerEngineParser):
             ):
                 text = CHANNEL_START + text
         return self._engine(text, True)
-
-    def snapshot(self) -> Gemma4State:
-        return Gemma4State(self.state_as(EngineState), self.pending, self.label, self.label_done)
-
-    def load(self, state: Gemma4State) -> None:
-        super().load(state.base)
-        self.pending, self.label, self.label_done = state.pending, state.label, state.label_done

@@ -30,10 +30,12 @@ are never content. When the ``openai`` tool parser runs too, it reads the same i
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from tokenbridge.parsers.base import Delta, ParseContext, ReasoningParser, ToolCallDelta, ToolParser
-from tokenbridge.parsers.engine.json_stream import JsonStream
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ReasoningParser, Stateful, ToolCallDelta, ToolParser
+from tokenbridge.parsers.engine.json_stream import JsonStream, JsonStreamState
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.declare import RenderRules
 
@@ -69,13 +71,40 @@ def tool_arguments(text: str, content_type: str | None) -> str:
         return text
 
 
-class HarmonyStream:
+TokenIds = list[Annotated[int, msgspec.Meta(ge=0, lt=1 << 32)]]
+
+
+class HarmonyArgsState(ParserState):
+    stream: JsonStreamState  # the open call's arguments, read as JSON
+    broken: str | None  # their raw text from the byte that broke JSON
+
+
+class HarmonyState(ParserState):
+    mode: Annotated[int, msgspec.Meta(ge=EXPECT_START, le=CONTENT)]
+    replay_assistant: bool
+    replay: TokenIds
+    unfinished: TokenIds
+    undecoded: TokenIds
+    kind: Annotated[int, msgspec.Meta(ge=IGNORE, le=TOOL)]
+    tool_name: str
+    content_type: str | None
+    tool_text: str
+    part_open: bool
+    reasoning_any: bool
+    content_any: bool
+    tool_index: Annotated[int, msgspec.Meta(ge=0)]
+    args: HarmonyArgsState | None  # incremental mode only
+
+
+class HarmonyStream(Stateful):
     """Incremental Harmony reader producing reasoning, content and whole tool calls.
 
     ``openai_harmony`` decides the structure (message boundaries, headers); the message text
     is decoded here from the content tokens, as the parser's completed message has it: valid
     UTF-8 as soon as it is complete, an undecodable tail lossily at the message's end.
     """
+
+    State = HarmonyState
 
     def __init__(self, want_reasoning: bool, want_tools: bool, vocab: Any, encoding: Any, incremental: bool = False) -> None:
         self.want_reasoning = want_reasoning
@@ -295,44 +324,27 @@ class HarmonyStream:
 
     # state --------------------------------------------------------------------------------
 
-    def snapshot(self) -> list[Any]:
-        return [
+    def snapshot(self) -> HarmonyState:
+        args = None if self.args is None else HarmonyArgsState(self.args.snapshot(), self.args.broken)
+        return HarmonyState(
             self.mode, self.replay_assistant, self.replay, self.unfinished, self.undecoded,
             self.kind, self.tool_name, self.content_type, self.tool_text, self.part_open,
-            self.reasoning_any, self.content_any, self.tool_index,
-            [self.args.snapshot(), self.args.broken] if self.args is not None else None,
-        ]
+            self.reasoning_any, self.content_any, self.tool_index, args)
 
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 14:
-            raise ValueError("bad harmony parser state")
-        (mode, replay_assistant, replay, unfinished, undecoded, kind, tool_name, content_type,
-         tool_text, part_open, reasoning_any, content_any, tool_index, args) = snap
+    def load(self, state: HarmonyState) -> None:
+        if state.args is not None and not self.incremental:
+            raise ValueError("bad harmony parser state: streamed arguments in whole mode")
+        self.mode, self.replay_assistant = state.mode, state.replay_assistant
+        self.replay, self.unfinished, self.undecoded = state.replay, state.unfinished, state.undecoded
+        self.kind, self.tool_name, self.content_type = state.kind, state.tool_name, state.content_type
+        self.tool_text, self.part_open = state.tool_text, state.part_open
+        self.reasoning_any, self.content_any = state.reasoning_any, state.content_any
+        self.tool_index = state.tool_index
         self.args = None
-        if args is not None:
-            if not self.incremental or not isinstance(args, list) or len(args) != 2 or not (
-                    args[1] is None or isinstance(args[1], str)):
-                raise ValueError("bad harmony parser state")
+        if state.args is not None:
             self.args = JsonStream(ensure_ascii=True)
-            self.args.restore(args[0])
-            self.args.broken = args[1]
-        lists = (replay, unfinished, undecoded)
-        if (
-            mode not in (EXPECT_START, HEADER, CONTENT)
-            or kind not in (IGNORE, REASONING, TEXT, TOOL)
-            or not all(isinstance(x, list) for x in lists)
-            or not all(type(t) is int and 0 <= t < 1 << 32 for x in lists for t in x)
-            or type(tool_index) is not int or tool_index < 0
-            or not isinstance(tool_name, str) or not isinstance(tool_text, str)
-            or not (content_type is None or isinstance(content_type, str))
-        ):
-            raise ValueError("bad harmony parser state")
-        self.mode, self.replay_assistant = mode, bool(replay_assistant)
-        self.replay, self.unfinished, self.undecoded = list(replay), list(unfinished), list(undecoded)
-        self.kind, self.tool_name, self.content_type = kind, tool_name, content_type
-        self.tool_text, self.part_open = tool_text, bool(part_open)
-        self.reasoning_any, self.content_any = bool(reasoning_any), bool(content_any)
-        self.tool_index = tool_index
+            self.args.load(state.args.stream)
+            self.args.broken = state.args.broken
         self._parser = None
 
 
@@ -354,6 +366,7 @@ class HarmonyToolParser(ToolParser):
         self.stream = HarmonyStream(
             False, True, ctx.vocab, ctx.harmony, incremental=self.streams_arguments
         )
+        self.snapshot, self.restore = self.stream.snapshot, self.stream.restore  # its state is the stream's
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         _, content, calls = self.stream.feed(token_ids)
@@ -362,12 +375,6 @@ class HarmonyToolParser(ToolParser):
     def finish(self) -> Delta:
         _, content, calls = self.stream.finish()
         return Delta(content=content, tool_calls=calls)
-
-    def snapshot(self) -> Any:
-        return self.stream.snapshot()
-
-    def restore(self, snap: Any) -> None:
-        self.stream.restore(snap)
 
 
 class HarmonyStreamedCalls(HarmonyToolParser):
@@ -396,6 +403,7 @@ class HarmonyReasoningParser(ReasoningParser):
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.stream = HarmonyStream(True, False, ctx.vocab, ctx.harmony)
+        self.snapshot, self.restore = self.stream.snapshot, self.stream.restore  # its state is the stream's
 
     def feed(self, text: str, token_ids: list[int]) -> tuple[str, str]:
         reasoning, content, _ = self.stream.feed(token_ids)
@@ -404,9 +412,3 @@ class HarmonyReasoningParser(ReasoningParser):
     def finish(self) -> tuple[str, str]:
         reasoning, content, _ = self.stream.finish()
         return reasoning, content
-
-    def snapshot(self) -> Any:
-        return self.stream.snapshot()
-
-    def restore(self, snap: Any) -> None:
-        self.stream.restore(snap)

@@ -18,9 +18,11 @@ Inkling engine with tool parsing skipped, which gives:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from tokenbridge.parsers.base import ParseContext, ReasoningParser
+import msgspec
+
+from tokenbridge.parsers.base import ParseContext, ParserState, ReasoningParser
 from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import partial_suffix, special_token_texts
@@ -60,9 +62,18 @@ _TO_CONTENT = (CONTENT_TEXT, TOOL_TEXT, TOOL_ERROR)
 _HEADER, _CONTENT, _REASONING = range(3)
 
 
+class InklingState(ParserState):
+    state: Annotated[int, msgspec.Meta(ge=_HEADER, le=_REASONING)]
+    buf: str
+    header: str
+    held_ws: str
+    in_call: bool
+
+
 @reasoning_parser("inkling", family="inkling")
 class InklingReasoningParser(ReasoningParser):
     name = "inkling"
+    State = InklingState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -166,19 +177,6 @@ class InklingReasoningParser(ReasoningParser):
     def finish(self) -> tuple[str, str]:
         return self._run(True)
 
-    def snapshot(self) -> Any:
-        return [self.state, self.buf, self.header, self.held_ws, self.in_call]
-
-    def restore(self, snap: Any) -> None:
-        if not (
-            isinstance(snap, list)
-            and len(snap) == 5
-            and snap[0] in (_HEADER, _CONTENT, _REASONING)
-            and all(isinstance(x, str) for x in snap[1:4])
-            and isinstance(snap[4], bool)
-        ):
-            raise ValueError("bad reasoning parser state")
-        self.state, self.buf, self.header, self.held_ws, self.in_call = snap
 
 
 def inkling_args(raw: str, partial: bool) -> str:

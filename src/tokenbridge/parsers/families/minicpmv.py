@@ -209,10 +209,3 @@ class MiniCPMVReasoningParser(MarkerEngineParser):
     def finish(self) -> tuple[str, str]:
         r, c = super().finish()
         return self._reasoning(r, True), c
-
-    def snapshot(self) -> MiniCPMVState:
-        return MiniCPMVState(self.state_as(EngineState), self.reasoning_filter.snapshot())
-
-    def load(self, state: MiniCPMVState) -> None:
-        super().load(state.base)
-        self.reasoning_filter.load(state.reasoning_filter)

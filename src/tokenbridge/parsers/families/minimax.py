@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from tokenbridge.parsers.base import ParseContext, ReasoningParser
+import msgspec
+
+from tokenbridge.parsers.base import ParseContext, ParserState, ReasoningParser
 from tokenbridge.parsers.engine.lexer import partial_suffix, token_id
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
 from tokenbridge.parsers.engine.schema import coerce_string, schema_types
@@ -271,11 +273,17 @@ MINIMAX_M2 = MarkerFormat(
 )
 
 
+class AppendThinkState(ParserState):
+    started: bool  # the ``<think>`` was given back
+    bare_in_v2 = True
+
+
 @reasoning_parser("minimax_m2_append_think", "minimax-append-think", family="minimax_m2")
 class MiniMaxM2AppendThinkReasoningParser(ReasoningParser):
     """MiniMax-M2 "append think": no split; the content gets back the ``<think>`` the prompt ate."""
 
     name = "minimax_m2_append_think"
+    State = AppendThinkState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -301,22 +309,22 @@ class MiniMaxM2AppendThinkReasoningParser(ReasoningParser):
     def finish(self) -> tuple[str, str]:
         return "", self._prefix()
 
-    def snapshot(self) -> Any:
-        return self.started
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, bool):
-            raise ValueError("bad reasoning parser state")
-        self.started = snap
 register_format(MarkerEngineParser, MINIMAX_M2, "minimax_m2", "minimax", family="minimax_m2")
 
 
 _M3_THINK_START, _M3_THINK_END = "<mm:think>", "</mm:think>"
 
 
+class MiniMaxM3State(ParserState):
+    state: Annotated[int, msgspec.Meta(ge=0, le=3)]  # _PRE, _BEFORE, _REASONING, _AFTER
+    buf: str
+    seen_start: bool
+
+
 @reasoning_parser("minimax_m3", "minimax-m3", family="minimax_m3")
 class MiniMaxM3ReasoningParser(ReasoningParser):
     name = "minimax_m3"
+    State = MiniMaxM3State
     START_WINDOW: ClassVar[int] = 64
     _PRE, _BEFORE, _REASONING, _AFTER = range(4)
 
@@ -402,16 +410,3 @@ class MiniMaxM3ReasoningParser(ReasoningParser):
         self._empties()
         return out
 
-    def snapshot(self) -> Any:
-        return [self.state, self.buf, self.seen_start]
-
-    def restore(self, snap: Any) -> None:
-        if not (
-            isinstance(snap, list)
-            and len(snap) == 3
-            and snap[0] in range(4)
-            and isinstance(snap[1], str)
-            and isinstance(snap[2], bool)
-        ):
-            raise ValueError("bad reasoning parser state")
-        self.state, self.buf, self.seen_start = snap

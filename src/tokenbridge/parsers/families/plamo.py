@@ -7,11 +7,10 @@ marker at the end of content, a name or the arguments is cut off.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.base import ParseContext, ParserState
 from tokenbridge.parsers.engine.lexer import token_id
-from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat
+from tokenbridge.parsers.engine.reasoning import EngineState, MarkerEngineParser, MarkerFormat
 from tokenbridge.parsers.engine.tag_stream import streamed_tag_parser
 from tokenbridge.parsers.engine.tags import (
     ARGS, BETWEEN, CALL_END, CALL_START, CONTENT, NAME, PREAMBLE, REASONING, REASONING_END, REASONING_START,
@@ -119,12 +118,18 @@ _PLAMO_LITERALS = (_PLAMO_EOT, _PLAMO_TOOL_OPEN, _PLAMO_TOOL_CLOSE, *_PLAMO_THIN
 _PLAMO_LITERALS += _PLAMO_TOOL_LITERALS
 
 
+class Plamo3State(ParserState):
+    base: EngineState
+    tail: str  # reasoning that may be a truncated marker at the very end
+
+
 @reasoning_parser("plamo3", family="plamo3")
 class Plamo3ReasoningParser(MarkerEngineParser):
     """PLaMo-3 ``<|plamo:begin_think:plamo|>`` reasoning (vLLM's Plamo3 engine)."""
 
     fmt = PLAMO3
     name = "plamo3"
+    State = Plamo3State
 
     def __init__(self, ctx: ParseContext) -> None:
         if not PLAMO3.thinking.of(ctx):
@@ -165,15 +170,6 @@ class Plamo3ReasoningParser(MarkerEngineParser):
     def finish(self) -> tuple[str, str]:
         r, c = super().finish()
         return self._cut_tail(r, True), c
-
-    def snapshot(self) -> Any:
-        return [super().snapshot(), self.tail]
-
-    def restore(self, snap: Any) -> None:
-        if not (isinstance(snap, list) and len(snap) == 2 and isinstance(snap[1], str)):
-            raise ValueError("bad reasoning parser state")
-        super().restore(snap[0])
-        self.tail = snap[1]
 
 
 # -- Mistral ----------------------------------------------------------------------------------

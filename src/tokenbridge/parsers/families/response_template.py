@@ -39,8 +39,11 @@ delimiters dropped) and leaves the rest:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-from tokenbridge.parsers.base import Delta, ParseContext, ToolCallDelta, ToolParser
+from typing import Annotated, Any, ClassVar
+
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, Stateful, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.template import (
     PASSTHROUGH,
@@ -62,13 +65,24 @@ from tokenbridge.parsers.engine.template import (
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_ON
 
 
-class RegionScanner:
+class ScannerState(ParserState):
+    buf: str  # unread text (held back as a possible delimiter)
+    prompt_left: Annotated[int, msgspec.Meta(ge=0)]  # leading chars of ``buf`` that came from the prompt
+    current: str | None  # the region the scan is in (a field of the template)
+    opened: bool
+    body: str  # a tool region's text so far
+    captures: dict[str, str]
+
+
+class RegionScanner(Stateful):
     """The delimiter scan over a growing text, as a list of events.
 
     Events: ``("chunk", field, text)``, ``("open", field, delimiter_text)``,
     ``("close", field, delimiter_text, value)``, ``("malformed", field, delimiter_text)``.
-    Delimiter text excludes what belongs to the prompt. State is plain data (``state()``).
+    Delimiter text excludes what belongs to the prompt.
     """
+
+    State = ScannerState
 
     def __init__(self, template: Template, props: dict[str, dict]) -> None:
         self.t = template
@@ -80,14 +94,10 @@ class RegionScanner:
         self.body = ""  # a tool region's text so far
         self.captures: dict[str, str] = {}
 
-    def state(self) -> list:
-        return [self.buf, self.prompt_left, self.current, self.opened, self.body, self.captures]
-
-    def set_state(self, s: list) -> None:
-        self.buf, self.prompt_left = str(s[0]), int(s[1])
-        self.current = s[2] if s[2] in self.t.fields else None
-        self.opened, self.body = bool(s[3]), str(s[4])
-        self.captures = dict(s[5])
+    def load(self, state: ScannerState) -> None:
+        if state.current is not None and state.current not in self.t.fields:
+            raise ValueError(f"bad response template state: no field {state.current!r}")
+        super().load(state)
 
     def load_prompt(self, prompt: str) -> None:
         text = self.t.message_text(prompt)
@@ -213,6 +223,13 @@ class RegionScanner:
         return ""
 
 
+class TemplateToolState(ParserState):
+    scanner: ScannerState
+    index: Annotated[int, msgspec.Meta(ge=0)]  # the next call's index
+    fed: bool  # any output arrived (an empty output closes nothing)
+    primed: bool  # the prompt was read (once, not on every restore)
+
+
 class ResponseTemplateToolParser(ToolParser):
     """Streams thinking/content text as content; emits each tool region's calls when it closes.
 
@@ -225,6 +242,7 @@ class ResponseTemplateToolParser(ToolParser):
     supports_required_and_named: ClassVar[bool] = False
     engine_based: ClassVar[bool] = True
     blank_content_is_null: ClassVar[bool] = False
+    State = TemplateToolState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -282,14 +300,6 @@ class ResponseTemplateToolParser(ToolParser):
             self.fed = False
         return out
 
-    def snapshot(self) -> Any:
-        return [self.scanner.state(), self.index, self.fed, self.primed]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 4:
-            raise ValueError("unexpected tool parser state")
-        self.scanner.set_state(snap[0])
-        self.index, self.fed, self.primed = int(snap[1]), bool(snap[2]), bool(snap[3])
 
 
 @tool_parser("hf", family="response_template")
@@ -334,10 +344,17 @@ def _prompt_text(ctx: ParseContext, prompt_token_ids: list[int] | None) -> str:
     return vocab.decode(list(prompt_token_ids), skip_special_tokens=False)
 
 
+class TemplateReasoningState(ParserState):
+    scanner: ScannerState
+    fed: bool  # any output arrived (an empty output closes nothing)
+    primed: bool  # the prompt was read (once, not on every restore)
+
+
 class ResponseTemplateReasoningParser(ReasoningParser):
     """Streams thinking text as reasoning; the rest goes on as described in the module doc."""
 
     engine_based: ClassVar[bool] = True
+    State = TemplateReasoningState
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -422,14 +439,6 @@ class ResponseTemplateReasoningParser(ReasoningParser):
             self._route(events + self.scanner.feed("", eos=True), r, c)
         return "".join(r), "".join(c)
 
-    def snapshot(self) -> Any:
-        return [self.scanner.state(), self.fed, self.primed]
-
-    def restore(self, snap: Any) -> None:
-        if not isinstance(snap, list) or len(snap) != 3 or not isinstance(snap[0], list):
-            raise ValueError("unexpected reasoning parser state")
-        self.scanner.set_state(snap[0])
-        self.fed, self.primed = bool(snap[1]), bool(snap[2])
 
 
 @reasoning_parser("hf", family="response_template")
