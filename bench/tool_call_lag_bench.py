@@ -17,6 +17,7 @@ checked against the one-shot answer byte for byte.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -97,6 +98,24 @@ def hermes(args: dict, start: str = "<tool_call>", end: str = "</tool_call>") ->
     return [(f'{start}\n{{"name": "write_file", "arguments": ', ""), *json_args(args), (f"}}\n{end}", "")]
 
 
+def pythonic(args: dict, open_: str = "[") -> list[Seg]:
+    """``[write_file(k='v', …)]``: a keyword's ``=`` completes its key, a string's first
+    character its opening quote too (``''`` or ``'''`` would be read otherwise), and the
+    character after a closing quote that quote (another string may continue it)."""
+    segs: list[Seg] = [(f"{open_}write_file(", "{")]
+    close = ""
+    for i, (k, v) in enumerate(args.items()):
+        if i:
+            segs.append((",", close))
+            close = ""
+        segs += [(f"{' ' if i else ''}{k}=", f'{", " if i else ""}"{k}": '), ("'", "")]
+        body = re.findall(r"\\x[0-9a-f]{2}|\\u[0-9a-f]{4}|\\.|.", repr(v)[1:-1], re.S)
+        segs += [(m, ('"' if j == 0 else "") + escaped(ast.literal_eval(f"'{m}'"))) for j, m in enumerate(body)]
+        segs.append(("'", ""))
+        close = '"'
+    return [*segs, (")", close + "}"), ("]", "")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -134,6 +153,8 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
                                                     *json_args(a), (f"\n```{DS_END}", "")]),
     "deepseek_v31": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}write_file<｜tool▁sep｜>", ""), *json_args(a),
                                                      (DS_END, "")]),
+    "pythonic": ("llama3", None, pythonic),
+    "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),
     "openai": ("gpt-oss", "openai_gptoss", lambda a: [
         ("<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>", ""),
         *json_args(a, ascii_only=True), ("<|call|>", "")]),

@@ -1,7 +1,7 @@
 """Tool-call streaming: state size, per-call cost and argument latency, incremental vs whole.
 
     python bench/tool_call_stream_bench.py [--tokens 2000] [--call-tokens 1500] [--port 20100]
-        [--oracle-port Q] [--cpu 1]
+        [--oracle-port Q] [--cpu 1] [--family hermes|pythonic]
 
 Starts two tokenbridge servers on the qwen3 profile (hermes + qwen3 reasoning), one with
 ``--tool-call-streaming incremental`` and one with ``whole``, each pinned to one core
@@ -15,6 +15,11 @@ request body; mean call time over the first and the last 200 calls (the last one
 call); when the name and the first argument byte arrive, and, for every argument character,
 how many tokens after the token that completed it in the output it was sent (its lag). The
 accumulated stream is checked byte for byte against the server's own one-shot answer.
+
+``--family pythonic`` runs the llama3-pythonic profile instead: the output is the call list
+``[write_file(path=…, content='…')]`` alone (a pythonic list must open the output), so the call is
+all ``--tokens``; its argument lag is the in-process row below (the arguments are not in the
+output verbatim).
 
 Then the argument lag of every family with an incremental parser, one row per family, measured
 in process by ``tool_call_lag_bench.py`` (where the token that completes each byte is read from
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TOKENBRIDGE_SHARED", ROOT.parent / "shared"))
 MODEL = SHARED / "models" / "qwen3"
 NAME = "Qwen/Qwen3-8B"
+PYTHONIC_NAME = "meta-llama/Llama-3.2-3B-Instruct"
 WINDOW = 200
 _TOOLS = [{"type": "function", "function": {"name": "write_file", "description": "Write a file",
            "parameters": {"type": "object", "properties": {"path": {"type": "string"},
@@ -55,6 +61,18 @@ _CODE = [
     "                continue\n", "            totals[row[\"item\"]] += float(row[\"price\"])  # ünits: €\n",
     "    return dict(totals)\n", "\n",
 ]
+
+
+def build_pythonic_output(tok, n_tokens: int) -> tuple[list[int], str]:
+    """``[write_file(path='prices.py', content='…')]`` + ``<|eot_id|>``: the ids and the
+    canonical arguments."""
+    code, k = "", 0
+    while len(tok.encode(f"[write_file(path='prices.py', content={code!r})]", add_special_tokens=False).ids) < n_tokens - 1:
+        code += _CODE[k % len(_CODE)]
+        k += 1
+    ids = tok.encode(f"[write_file(path='prices.py', content={code!r})]", add_special_tokens=False).ids
+    args = json.dumps({"path": "prices.py", "content": code}, ensure_ascii=False)
+    return ids + [tok.token_to_id("<|eot_id|>")], args
 
 
 def build_output(tok, n_tokens: int, call_tokens: int) -> tuple[list[int], str]:
@@ -112,6 +130,7 @@ def ready_tokens(tok, ids: list[int], args: str) -> tuple[list[int], int]:
 
 def run(port: int, ids: list[int], ready: list[int], label: str) -> dict:
     srv = Client(port)
+    ready = ready or [0]
     chat_request = {"model": NAME, "messages": _MESSAGES, "tools": _TOOLS}
     prompt = srv.post("/v1/chat/completions/render", json.dumps(chat_request).encode())["token_ids"]
     base = {"model": NAME, "stream": True, "prompt_token_ids": prompt, "prompt_tokens": len(prompt),
@@ -140,7 +159,7 @@ def run(port: int, ids: list[int], ready: list[int], label: str) -> dict:
                                                "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}]})).encode())
     want = oneshot["choices"][0]["message"]["tool_calls"][0]["function"]
     exact = name == want["name"] and args == want["arguments"]
-    lags = [s - r for s, r in zip(sent_at, ready)] if exact else []
+    lags = [s - r for s, r in zip(sent_at, ready)] if exact and len(ready) > 1 else []
     first, last = statistics.mean(times[:WINDOW]) * 1000, statistics.mean(times[-WINDOW:]) * 1000
     row = {"label": label, "first_bytes": sizes[0], "last_bytes": sizes[-1], "max_bytes": max(sizes),
            "first_ms": first, "last_ms": last, "ratio": last / first, "exact": exact,
@@ -155,9 +174,14 @@ def run(port: int, ids: list[int], ready: list[int], label: str) -> dict:
 
 
 def start(port: int, mode: str, cpu: str) -> subprocess.Popen:
+    if NAME == PYTHONIC_NAME:
+        flags = ["--tool-call-parser", "pythonic", "--chat-template",
+                 str(SHARED / "models" / "templates" / "llama3.2-pythonic.vllm.jinja")]
+    else:
+        flags = ["--tool-call-parser", "hermes", "--reasoning-parser", "qwen3"]
     argv = [sys.executable, "-m", "tokenbridge.cli", "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port),
-            "--served-model-name", NAME, "--tool-call-parser", "hermes", "--enable-auto-tool-choice",
-            "--reasoning-parser", "qwen3", "--max-model-len", "8192", "--workers", "1", "--tool-call-streaming", mode]
+            "--served-model-name", NAME, *flags, "--enable-auto-tool-choice",
+            "--max-model-len", "8192", "--workers", "1", "--tool-call-streaming", mode]
     if shutil.which("taskset"):
         argv = ["taskset", "-c", cpu, *argv]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -182,13 +206,21 @@ def main() -> None:
     ap.add_argument("--cpu", default="1", help="the core the servers are pinned to")
     ap.add_argument("--json", help="write the numbers here")
     ap.add_argument("--no-families", action="store_true", help="skip the per-family argument lag")
+    ap.add_argument("--family", choices=("hermes", "pythonic"), default="hermes")
     a = ap.parse_args()
+    global MODEL, NAME
+    if a.family == "pythonic":
+        MODEL, NAME = SHARED / "models" / "llama3", PYTHONIC_NAME
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(MODEL / "tokenizer.json"))
-    ids, args = build_output(tok, a.tokens, a.call_tokens)
-    ready, call_start = ready_tokens(tok, ids, args)
+    if a.family == "pythonic":
+        ids, args = build_pythonic_output(tok, a.tokens)
+        ready, call_start = [], 0
+    else:
+        ids, args = build_output(tok, a.tokens, a.call_tokens)
+        ready, call_start = ready_tokens(tok, ids, args)
     print(f"output: {len(ids)} tokens, the call from token {call_start} on; arguments {len(args)} characters; "
           f"load: {os.getloadavg()[0]:.2f} (1-min average over the machine's {os.cpu_count()} cores)")
     rows = []

@@ -14,7 +14,8 @@ Layout
   ``calls`` (marker-by-marker call states), ``json``, ``held`` (hold-then-decide), ``schema``
   (argument coercion), ``thinking`` (the thinking switch), ``reasoning`` (``<think>``-style
   formats, and the switch between a thinking parser and the identity), ``template`` (checkpoint
-  response templates), ``json_stream``/``tag_stream``/``json_calls`` (incremental tool calls).
+  response templates), ``json_stream``/``tag_stream``/``json_calls``/``call_list``/``python_calls`` (with
+  ``python_literals``) (incremental tool calls).
 - ``choice.py``: named/``required`` tool choices; ``output.py``: reasoning then tools, per choice.
 
 Parsers import only ``protocol`` types: what they need from the model arrives in

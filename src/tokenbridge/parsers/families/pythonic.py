@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
+from tokenbridge.parsers.engine.lexer import partial_suffix
+from tokenbridge.parsers.engine.python_calls import PythonCallsState, PythonCallStream
 from tokenbridge.parsers.registry import tool_parser
 
 _IDENT = re.compile(r"[a-zA-Z]\w*")
@@ -209,15 +211,123 @@ class PythonicToolParser(ToolParser):
             tool_calls=[ToolCallDelta(index=i, name=n, arguments=a) for i, (n, a) in enumerate(calls)]
         )
 
-def _register(name: str, *aliases: str) -> None:
+# Where the incremental parser is.
+OPENING, LIST, CONTENT, AFTER_LIST = range(4)
+_PYTHON_START, _PYTHON_END = "<|python_start|>", "<|python_end|>"
+
+
+class StreamedPythonicState(ParserState):
+    where: int = OPENING
+    held: str = ""  # the text read before the first call opens (the content, should none open)
+    strips: bool = False  # the output opened with <|python_start|>: <|python_end|> is removed
+    tail: str = ""  # a partial <|python_end|>
+    calls: PythonCallsState | None = None
+
+
+class StreamedPythonicToolParser(ToolParser):
+    """``--tool-call-streaming incremental``: the call list read as it is written
+    (``engine.python_calls``), each call sent when its ``(`` is read and its arguments as they
+    are decided.
+
+    Output that cannot open a list is content at once, as in ``whole`` mode; so is a list that
+    breaks before its first call opens (the one-shot answer is the whole text). The documented
+    answer for the rest: a list that breaks later keeps the calls sent and the text from the
+    byte it could not take is content; a truncated list keeps the calls sent; text after the
+    list is dropped (vLLM's stream drops it too).
+    """
+
+    variant: Variant = VARIANTS["pythonic"]
+    streams_arguments = True
+    State = StreamedPythonicState
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._calls = PythonCallStream()
+        self.load(StreamedPythonicState())
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        where = self.where
+        if where == CONTENT:
+            return Delta(content=self._unwrap(text))
+        if where == AFTER_LIST or not text:
+            return Delta()
+        if where == OPENING:
+            self.held += text
+            opening = self._opening()
+            if opening is None:
+                return Delta()
+            text, self.held, self.where = self.held, "", LIST
+            if not opening:
+                self.where = CONTENT
+                return Delta(content=text)
+            if text.startswith(_PYTHON_START):
+                self.strips, text = True, text[len(_PYTHON_START):]
+        return self._list(self._unwrap(text))
+
+    def _opening(self) -> bool | None:
+        """True: a list may follow; False: content; None: too short to tell."""
+        openers = self.variant.openers
+        if any(self.held.startswith(o) for o in openers):
+            return True
+        return None if any(o.startswith(self.held) for o in openers) else False
+
+    def _unwrap(self, text: str) -> str:
+        """``text`` without ``<|python_end|>`` once the output opened with ``<|python_start|>``."""
+        if not self.strips:
+            return text
+        text = (self.tail + text).replace(_PYTHON_END, "")
+        keep = partial_suffix(text, (_PYTHON_END,))
+        self.tail = text[len(text) - keep:]
+        return text[: len(text) - keep]
+
+    def _list(self, text: str) -> Delta:
+        calls = self._calls
+        opened = calls.s.index >= 0
+        sent = calls.feed(text)
+        if not opened:
+            if calls.s.index < 0 and calls.broken is None:
+                self.held += text
+                return Delta()
+            self.held, before = "", self.held + text
+        if calls.broken is not None:
+            self.where = CONTENT
+            return Delta(content=before if calls.s.index < 0 else calls.broken, tool_calls=sent)
+        if calls.done:
+            self.where = AFTER_LIST
+        return Delta(tool_calls=sent)
+
+    def finish(self) -> Delta:
+        held, tail = self.held, self.tail
+        self.held = self.tail = ""
+        if self.where == OPENING or (self.where == LIST and self._calls.s.index < 0):
+            return Delta(content=held + tail)
+        return Delta(content=tail if self.where == CONTENT else "")
+
+    def snapshot(self) -> StreamedPythonicState:
+        self.calls = self._calls.snapshot() if self.where == LIST else None
+        return super().snapshot()
+
+    def load(self, state: StreamedPythonicState) -> None:
+        super().load(state)
+        self._calls = PythonCallStream()
+        if self.calls is not None:
+            self._calls.restore(self.calls)
+        self.calls = None
+
+
+def _register(name: str, *aliases: str, streams: bool = False) -> None:
     cls = type(
         f"{name.title().replace('_', '')}ToolParser",
         (PythonicToolParser,),
         {"name": name, "variant": VARIANTS[name], "__doc__": PythonicToolParser.__doc__},
     )
     tool_parser(name, *aliases, family="pythonic")(cls)
+    if streams:
+        cls.incremental = type(f"{cls.__name__.removesuffix('ToolParser')}StreamedCalls",
+                               (StreamedPythonicToolParser,),
+                               {"name": name, "variant": VARIANTS[name], "__module__": __name__})
 
 
-_register("pythonic")
-_register("llama4_pythonic")
+_register("pythonic", streams=True)
+_register("llama4_pythonic", streams=True)
 _register("olmo3")
