@@ -153,7 +153,10 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
                                                     *json_args(a), (f"\n```{DS_END}", "")]),
     "deepseek_v31": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}write_file<｜tool▁sep｜>", ""), *json_args(a),
                                                      (DS_END, "")]),
+    "internlm": ("qwen3", None, lambda a: [('<|action_start|><|plugin|>{"name": "write_file", "parameters": ', ""),
+                                          *json_args(a), ("}<|action_end|>", "")]),
     "pythonic": ("llama3", None, pythonic),
+    "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),
     "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),
     "openai": ("gpt-oss", "openai_gptoss", lambda a: [
         ("<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>", ""),

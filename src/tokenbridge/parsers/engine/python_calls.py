@@ -65,12 +65,16 @@ class PythonCallsState(ParserState):
 
 
 class PythonCallStream:
-    """Reads one call list; ``feed(text)`` returns the deltas decided (see the module doc)."""
+    """Reads one call list; ``feed(text)`` returns the deltas decided (see the module doc), and
+    once the list is closed ``rest`` is the fed text after it. ``pattern``: vLLM's call-list
+    pattern applies (pythonic); without it, the list is read as ``ast`` reads it (LFM2), from
+    its first non-space character."""
 
-    def __init__(self) -> None:
-        self.s = PythonCallsState()
+    def __init__(self, pattern: bool = True) -> None:
+        self.s = PythonCallsState(prefix=pattern)
         self._out: list[ToolCallDelta] = []
         self._at = 0
+        self.rest = ""
 
     @property
     def done(self) -> bool:
@@ -95,7 +99,7 @@ class PythonCallStream:
         s, st.pending = st.pending + text, ""
         self._out = []
         try:
-            self._scan(s)
+            self.rest = s[self._scan(s):]
         except NotALiteral:
             st.mode, st.broken, st.pending = BROKEN, s[self._at :], ""
         if len(st.pending) > MAX_PENDING:
@@ -120,19 +124,25 @@ class PythonCallStream:
 
     # ------------------------------------------------------------------------------ scanning
 
-    def _scan(self, s: str) -> None:
+    def _scan(self, s: str) -> int:
         st, i, n = self.s, 0, len(s)
         while i < n:
             self._at = i
             mode = st.mode
             if mode == DONE:
-                return
+                return i
             if mode == STRING:
                 i = self._string(s, i)
             elif mode == TOKEN:
                 i = self._token(s, i)
             elif mode in (NAME, KW):
                 i = self._name(s, i)
+            elif mode == START and not st.prefix:
+                i = self._at = _WS.match(s, i).end()
+                if i < n:
+                    if s[i] != "[":
+                        raise _Broken
+                    st.stack, st.mode, i = "L", NEXT_CALL, i + 1
             elif mode == START:
                 if s[0] != "[":
                     raise _Broken
@@ -147,10 +157,11 @@ class PythonCallStream:
                 if not (st.prefix and mode in (ARG, EQ, AFTER_CALL)):
                     i = self._at = _WS.match(s, i).end()
                 if i == n:
-                    return
+                    return n
                 i = self._code(s[i], s, i)
             if i < 0:  # the rest is held
-                return
+                return len(s)
+        return n
 
     def _hold(self, s: str, i: int) -> int:
         self.s.pending = s[i:]

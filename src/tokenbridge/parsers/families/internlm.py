@@ -9,6 +9,7 @@ from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.declare import RenderRules
 from tokenbridge.parsers.engine.held import Extraction, JsonFamily, as_content, held_calls_parser
 from tokenbridge.parsers.engine.json import dumps_args, name_of
+from tokenbridge.parsers.engine.json_calls import CallObject, StreamedJsonCalls
 from tokenbridge.parsers.registry import tool_parser
 
 
@@ -41,6 +42,22 @@ def extract_internlm(text: str, ctx: ParseContext) -> Extraction:
 
 
 # vLLM keeps special tokens when tools are active.
-tool_parser("internlm", "interns1", family="internlm", render=RenderRules("with_tools"))(
+InternlmToolParser = tool_parser("internlm", "interns1", family="internlm", render=RenderRules("with_tools"))(
     held_calls_parser(JsonFamily("internlm", extract_internlm, INTERNLM_BOT))
 )
+
+
+class InternlmStreamedCalls(StreamedJsonCalls):
+    """``internlm`` for ``--tool-call-streaming incremental``: hermes' reading between the action
+    markers; the arguments are ``parameters`` or ``arguments`` (whichever is written first; the
+    one-shot answer prefers ``parameters`` when both are), ``{}`` when neither is."""
+
+    name = "internlm"
+    start, end = INTERNLM_BOT, INTERNLM_EOT
+    args_keys = ("parameters", "arguments")
+
+    def _new_call(self) -> CallObject:
+        return CallObject(self.ensure_ascii, self.args_keys, missing_args="{}")
+
+
+InternlmToolParser.incremental = InternlmStreamedCalls
