@@ -156,6 +156,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "internlm": ("qwen3", None, lambda a: [('<|action_start|><|plugin|>{"name": "write_file", "parameters": ', ""),
                                           *json_args(a), ("}<|action_end|>", "")]),
     "pythonic": ("llama3", None, pythonic),
+    "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),
     "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),
     "openai": ("gpt-oss", "openai_gptoss", lambda a: [

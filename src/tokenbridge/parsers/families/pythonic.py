@@ -315,7 +315,7 @@ class StreamedPythonicToolParser(ToolParser):
         self.calls = None
 
 
-def _register(name: str, *aliases: str, streams: bool = False) -> None:
+def _register(name: str, *aliases: str, streams: bool = False) -> type[PythonicToolParser]:
     cls = type(
         f"{name.title().replace('_', '')}ToolParser",
         (PythonicToolParser,),
@@ -326,8 +326,9 @@ def _register(name: str, *aliases: str, streams: bool = False) -> None:
         cls.incremental = type(f"{cls.__name__.removesuffix('ToolParser')}StreamedCalls",
                                (StreamedPythonicToolParser,),
                                {"name": name, "variant": VARIANTS[name], "__module__": __name__})
+    return cls
 
 
 _register("pythonic", streams=True)
 _register("llama4_pythonic", streams=True)
-_register("olmo3")
+Olmo3ToolParser = _register("olmo3")  # streamed by families/olmo3.py
