@@ -153,6 +153,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
                                                     *json_args(a), (f"\n```{DS_END}", "")]),
     "deepseek_v31": ("deepseek-v3", None, lambda a: [(f"{DS_BEGIN}write_file<｜tool▁sep｜>", ""), *json_args(a),
                                                      (DS_END, "")]),
+    "ernie45": ("qwen3", None, hermes),
     "internlm": ("qwen3", None, lambda a: [('<|action_start|><|plugin|>{"name": "write_file", "parameters": ', ""),
                                           *json_args(a), ("}<|action_end|>", "")]),
     "pythonic": ("llama3", None, pythonic),

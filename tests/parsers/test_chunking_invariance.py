@@ -67,7 +67,7 @@ OUTPUTS = [
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
-    0: {"*"}, 1: {"hermes", "granite4"}, 2: {"qwen3_coder", "step3p5", "step5", "mimo"}, 3: {"mistral"}, 4: {"phi4_mini_json"},
+    0: {"*"}, 1: {"hermes", "granite4", "ernie45"}, 2: {"qwen3_coder", "step3p5", "step5", "mimo"}, 3: {"mistral"}, 4: {"phi4_mini_json"},
     6: {"llama3_json"},
     8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
     5: {"pythonic", "llama4_pythonic"}, 15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},

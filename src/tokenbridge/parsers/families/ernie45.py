@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
-from tokenbridge.parsers.base import ParseContext
+import msgspec
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, merge_deltas
 from tokenbridge.parsers.engine.held import Extraction, JsonFamily, WholeTextParser, as_content, held_calls_parser
 from tokenbridge.parsers.engine.json import dumps_args, name_of
+from tokenbridge.parsers.engine.json_calls import CONTENT, CallObject, StreamedJsonCalls
+from tokenbridge.parsers.engine.lexer import partial_suffix
 from tokenbridge.parsers.engine.reasoning import closed_in_prompt
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 
@@ -34,9 +39,61 @@ def extract_ernie45(text: str, ctx: ParseContext) -> Extraction:
     return Extraction(text[: text.find(ERNIE_START)].rstrip("\n") or None, calls)
 
 
-tool_parser("ernie45", family="ernie45")(
+Ernie45ToolParser = tool_parser("ernie45", family="ernie45")(
     held_calls_parser(JsonFamily("ernie45", extract_ernie45, ERNIE_START, hold_trailing="\n"))
 )
+
+
+class Ernie45StreamedState(ParserState):
+    calls: Any  # the hermes reading's state
+    newlines: str = ""  # newlines (and a partial start marker) at the end of the content so far
+
+
+class Ernie45StreamedCalls(StreamedJsonCalls):
+    """``ernie45`` for ``--tool-call-streaming incremental``: hermes' reading (arguments ``{}``
+    when missing), with the newlines right before the first start marker held back (the
+    one-shot content drops them). A call without its end marker, or without a name, is read
+    as hermes reads it (the one-shot answer skips the first and names the second ``""``)."""
+
+    name = "ernie45"
+    start, end = ERNIE_START, "</tool_call>"
+    State = Ernie45StreamedState
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._newlines = ""
+
+    def _new_call(self) -> CallObject:
+        return CallObject(self.ensure_ascii, self.args_keys, missing_args="{}")
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        if self._mode != CONTENT:
+            return super().feed(text, token_ids)
+        buf, self._newlines = self._newlines + text, ""
+        at = buf.find(self.start)
+        if at >= 0:
+            return super().feed(buf[:at].rstrip("\n") + buf[at:], token_ids)
+        body = buf[: len(buf) - partial_suffix(buf, (self.start,))].rstrip("\n")
+        self._newlines = buf[len(body):]
+        return super().feed(body, token_ids)
+
+    def finish(self) -> Delta:
+        newlines, self._newlines = self._newlines, ""
+        return merge_deltas(super().feed(newlines, []), super().finish())
+
+    def snapshot(self) -> Ernie45StreamedState:
+        return Ernie45StreamedState(super().snapshot(), self._newlines)
+
+    def restore(self, snap: Any) -> None:
+        try:
+            state = msgspec.convert(msgspec.to_builtins(snap), Ernie45StreamedState)
+        except msgspec.ValidationError as e:
+            raise ValueError(f"bad ernie45 state: {e}") from None
+        super().restore(state.calls)
+        self._newlines = state.newlines
+
+
+Ernie45ToolParser.incremental = Ernie45StreamedCalls
 
 
 @reasoning_parser("ernie45", family="ernie45")
