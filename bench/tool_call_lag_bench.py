@@ -116,6 +116,17 @@ def pythonic(args: dict, open_: str = "[") -> list[Seg]:
     return [*segs, (")", close + "}"), ("]", "")]
 
 
+def functiongemma(args: dict) -> list[Seg]:
+    """``call:write_file{k:<escape>v<escape>,…}``: a text value's first character completes its
+    key too (a value that may be JSON is held), ``<escape>`` its closing quote."""
+    segs: list[Seg] = [("<start_function_call>call:write_file{", "{")]
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((f"{',' if i else ''}{k}:<escape>", ""))
+        segs += [(ch, (f'{", " if i else ""}"{k}": "' if j == 0 else "") + escaped(ch)) for j, ch in enumerate(v)]
+        segs.append(("<escape>", '"'))
+    return [*segs, ("}<end_function_call>", "}")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -157,6 +168,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "internlm": ("qwen3", None, lambda a: [('<|action_start|><|plugin|>{"name": "write_file", "parameters": ', ""),
                                           *json_args(a), ("}<|action_end|>", "")]),
     "pythonic": ("llama3", None, pythonic),
+    "functiongemma": ("qwen3", None, functiongemma),
     "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),
     "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),

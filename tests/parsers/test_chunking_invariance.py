@@ -64,6 +64,8 @@ OUTPUTS = [
     f'Let me check.<|action_start|><|plugin|>{{"name": "get_weather", "parameters": {ARGS}}}<|action_end|>',
     "Sure. <|tool_call_start|>[get_weather(city='Zürich 🌧', days=3)]<|tool_call_end|> Checking.",
     "get_weather(city='Zürich 🌧', days=3)\nsearch_web(query=\"x\")\n",
+    "Sure. <start_function_call>call:get_weather{city:<escape>Zürich 🌧<escape>,days:<escape>3<escape>}"
+    "<end_function_call>",
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -71,7 +73,7 @@ WELL_FORMED = {
     6: {"llama3_json"},
     8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
     5: {"pythonic", "llama4_pythonic"}, 15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
-    18: {"inkling"}, 19: {"jamba"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"},
+    18: {"inkling"}, 19: {"jamba"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"},
 }
 
 

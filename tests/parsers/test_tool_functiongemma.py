@@ -1,0 +1,67 @@
+"""FunctionGemma incremental calls: ``call:NAME{key:<escape>value<escape>,…}`` read as written,
+text values streaming, adding up to the one-shot answer for every split of a well-formed output."""
+
+from __future__ import annotations
+
+from feeding import feed, split
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.families.functiongemma import value_is_text
+
+CTX = ParseContext(tools=[{"type": "function", "function": {"name": "f"}}], tool_choice="auto")
+START, END = "<start_function_call>", "<end_function_call>"
+_VALUES = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="<>"), max_size=12),
+    st.sampled_from(["1", " 2.5 ", "true", "true story", "null", "nul", "nullx", '{"a": [1, 2]}', '"quoted"',
+                     "[1,", "-", "NaN", "from x import y", "\n", "}", "a}b", "Infinity and beyond"]),
+)
+
+
+def run(pieces: list[str], incremental: bool = True):
+    cls = registry.get_tool_parser("functiongemma")
+    return feed(lambda: (cls.incremental if incremental else cls)(CTX), pieces, restore=True)
+
+
+@st.composite
+def functiongemma_output(draw) -> str:
+    calls = []
+    for k in range(draw(st.integers(1, 3))):
+        keys = draw(st.lists(st.sampled_from(["a", "city", "x_1", "日本"]), unique=True, max_size=3))
+        args = ",".join(f"{key}:<escape>{draw(_VALUES)}<escape>" for key in keys)
+        end = "}" + END if k < 2 or draw(st.booleans()) else ""
+        calls.append(f"{START}call:{draw(st.sampled_from(['f', 'get_weather']))}{{{args}{end}")
+    head = draw(st.sampled_from(["", "Sure. ", "  Let me look.\n", "Hi <start_function_call>oops "]))
+    return head + draw(st.sampled_from(["", "\n"])).join(calls) + draw(st.sampled_from(["", "\n", " tail"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(functiongemma_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_functiongemma_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = run([text], incremental=False)
+    got = run(split(text, cuts))
+    assert want.calls
+    assert (got.content, got.named_calls()) == (want.content or "", want.named_calls())
+    assert run(list(text)) == got
+
+
+@settings(max_examples=200, deadline=None)
+@given(functiongemma_output(), st.integers(0, 10_000), st.lists(st.integers(0, 10_000), max_size=6))
+def test_a_truncated_output_gets_the_same_answer_for_every_split(text, cut, cuts):
+    text = text[: cut % (len(text) + 1)]
+    assert run(split(text, cuts)) == run([text]) == run(list(text))
+
+
+def test_a_text_value_streams_as_it_arrives():
+    p = registry.get_tool_parser("functiongemma").incremental(CTX)
+    steps = [f"Hi {START}call:write_file{{path:<escape>a.py<esc", "ape>,content:<escape>fro", "m x\n", "<escape>}" + END]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("write_file", "{"), (None, '"path": "a.py')], [(None, '"'), (None, ', "content": "fro')],
+                    [(None, "m x\\n")], [(None, '"'), (None, "}")]]
+
+
+def test_value_is_text_only_when_no_json_can_follow():
+    assert [value_is_text(v) for v in ("", " ", "1", "tr", "true", "true ", "true x", "x", "N", "No")] == [
+        None, None, None, None, None, None, True, True, None, True]
