@@ -144,6 +144,8 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "minimax_m2": ("qwen3", None, minimax),
     "jamba": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""), *json_args(a),
                                        ("}]</tool_calls>", "")]),
+    "hunyuan_a13b": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""),
+                                              *json_args(a), ("}]</tool_calls>", "")]),
     "phi4_mini_json": ("synthetic-families", None, lambda a: [('functools[{"name": "write_file", "arguments": ', ""),
                                                              *json_args(a), ("}]", "")]),
     "mistral": ("mistral-tekken", None, lambda a: [('[TOOL_CALLS][{"name": "write_file", "arguments": ', ""),

@@ -73,7 +73,7 @@ WELL_FORMED = {
     6: {"llama3_json"},
     8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
     5: {"pythonic", "llama4_pythonic"}, 15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
-    18: {"inkling"}, 19: {"jamba"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"},
+    18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"},
 }
 
 

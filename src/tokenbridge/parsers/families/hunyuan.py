@@ -30,8 +30,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.base import Delta, ParseContext
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.engine.call_list import StreamedCallList
+from tokenbridge.parsers.engine.json_calls import CallObject
 from tokenbridge.parsers.engine.held import (
     Extraction, HeldBlockParser, JsonFamily, WholeTextParser, as_content, held_calls_parser, random_uuid,
 )
@@ -328,7 +330,32 @@ def extract_hunyuan_a13b(text: str, ctx: ParseContext) -> Extraction:
 HUNYUAN_A13B = JsonFamily(
     "hunyuan_a13b", extract_hunyuan_a13b, (A13B_START, "<think>"), call_id=lambda index: f"call_{random_uuid()}"
 )
-tool_parser("hunyuan_a13b", family="hunyuan_a13b")(held_calls_parser(HUNYUAN_A13B))
+HunyuanA13BToolParser = tool_parser("hunyuan_a13b", family="hunyuan_a13b")(held_calls_parser(HUNYUAN_A13B))
+
+
+class HunyuanA13BStreamedCalls(StreamedCallList):
+    """``hunyuan_a13b`` for ``--tool-call-streaming incremental``: content before
+    ``<tool_calls>`` streams, then the list's calls (an object's arguments re-serialized, a
+    string's kept as its text), each with its ``call_…`` id. Where the one-shot answer skips an
+    entry (no name or arguments), passes over a block (inside ``<think>``, not JSON) or makes
+    it all content (an unclosed block), the calls sent stand and the rest is dropped."""
+
+    marker = A13B_START
+    args_first = '{"'
+
+    def _new_call(self) -> CallObject:
+        return CallObject(False, self.args_keys, stop_at_close=True, args_first=self.args_first,
+                          args_opts={"raw_string": True})
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = super().feed(text, token_ids)
+        for tc in out.tool_calls:
+            if tc.name is not None:
+                tc.id = HUNYUAN_A13B.call_id(tc.index)
+        return out
+
+
+HunyuanA13BToolParser.incremental = HunyuanA13BStreamedCalls
 
 _A13B_THINK = "<think>\n"
 _A13B_ANSWER = "\n</think>\n<answer>\n"
