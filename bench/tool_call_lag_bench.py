@@ -141,6 +141,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "mimo": ("qwen3", None, lambda a: qwen(a, trims=False)),
     "glm45": ("synthetic-families", None, glm),
     "ling3": ("synthetic-families", None, glm),
+    "poolside_v1": ("qwen3", None, glm),
     "minimax_m2": ("qwen3", None, minimax),
     "jamba": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""), *json_args(a),
                                        ("}]</tool_calls>", "")]),

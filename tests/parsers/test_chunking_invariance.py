@@ -71,7 +71,7 @@ OUTPUTS = [
 WELL_FORMED = {
     0: {"*"}, 1: {"hermes", "granite4", "ernie45"}, 2: {"qwen3_coder", "step3p5", "step5", "mimo"}, 3: {"mistral"}, 4: {"phi4_mini_json"},
     6: {"llama3_json"},
-    8: {"glm45", "ling3"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
+    8: {"glm45", "ling3", "poolside_v1"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
     5: {"pythonic", "llama4_pythonic"}, 15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
     18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"},
 }

@@ -19,7 +19,9 @@ import re
 import warnings
 from typing import Any
 
-from tokenbridge.parsers.base import ParseContext
+from json.encoder import encode_basestring
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.reasoning import IdentityReasoningParser, SwitchedReasoningParser, closed_in_prompt
 from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_OFF
@@ -27,6 +29,7 @@ from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.held import HeldBlockParser
 from tokenbridge.parsers.engine.schema import function_tools
 from tokenbridge.parsers.engine.held import Extraction, as_content
+from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 
 START = "<tool_call>"
 _CALL = re.compile(r"<tool_call>.*?</tool_call>", re.S)
@@ -98,3 +101,184 @@ class PoolsideV1ReasoningParser(SwitchedReasoningParser):
         if cls._pick(ctx) is IdentityReasoningParser:
             return True
         return closed_in_prompt(prompt_token_ids, ctx.vocab, ("<think>", "<assistant>"), ("</think>",))
+
+
+
+# Where the incremental parser is.
+CONTENT, NAME, PAIRS, KEY, GAP, VALUE, SKIP, SKIP_BLOCK, BETWEEN = range(9)
+END, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE = "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"
+_MAX_NAME = 4096
+
+
+class PoolsideStreamedState(ParserState):
+    where: int = CONTENT
+    buf: str = ""  # undecided text: a partial marker, a name line
+    held: str = ""  # the output from the first call marker while no call is open (content if none opens)
+    index: int = -1  # the open call's index
+    name: str = ""
+    members: int = 0  # its arguments sent
+    key: str = ""
+    value: str = ""  # a value the schema does not keep as text, held to its end
+    streaming: bool = False  # the value is text and streams
+
+
+class PoolsideV1StreamedCalls(ToolParser):
+    """``poolside_v1`` for ``--tool-call-streaming incremental``: content streams up to the first
+    ``<tool_call>``; a call opens when its name line is read; each ``<arg_key>`` pair follows
+    when its key is read, a string-typed value streaming as written, any other held to its end
+    and sent as the one-shot answer reads it. Until a call opens the text from the first marker
+    is held (it is content if none opens); text outside the pairs is dropped, as in the one-shot
+    answer.
+
+    The documented answer where the stream cannot take back what it sent: a call left unclosed
+    stands (the one-shot answer skips it), its open value closed if it streams; a value that
+    reads as a Python literal with no JSON form is dropped (the one-shot answer is then all
+    content).
+    """
+
+    name = "poolside_v1"
+    streams_arguments = True
+    supports_required_and_named = False
+    State = PoolsideStreamedState
+    _is_string = PoolsideV1ToolParser._is_string
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.load(PoolsideStreamedState())
+
+    def _send(self, text: str, out: Delta) -> None:
+        if text:
+            out.tool_calls.append(ToolCallDelta(self.index, arguments=text))
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta(tool_calls=[])
+        if self.index < 0 and self.where != CONTENT:
+            self.held += text
+        buf, self.buf = self.buf + text, ""
+        while buf:
+            buf = self._step(buf, out)
+        return out
+
+    def _until(self, buf: str, markers: tuple[str, ...]) -> tuple[int, str | None]:
+        """The first of ``markers`` in ``buf``; without one, a partial one is held."""
+        at, marker = find_first(buf, markers)
+        if marker is None:
+            keep = partial_suffix(buf, markers)
+            self.buf = buf[len(buf) - keep:]
+        return at, marker
+
+    def _step(self, buf: str, out: Delta) -> str:
+        where = self.where
+        if where in (CONTENT, BETWEEN, SKIP_BLOCK):
+            at, _ = self._until(buf, (END,) if where == SKIP_BLOCK else (START,))
+            if at < 0:
+                if where == CONTENT:
+                    out.content += buf[: len(buf) - len(self.buf)]
+                return ""
+            if where == SKIP_BLOCK:
+                self.where = BETWEEN
+                return buf[at + len(END):]
+            if where == CONTENT:
+                out.content += buf[:at]
+                self.held = buf[at:]
+            self.where = NAME
+            return buf[at + len(START):]
+        if where == NAME:
+            return self._name(buf, out)
+        if where in (PAIRS, GAP, SKIP):
+            at, marker = self._until(buf, (VALUE_OPEN, END) if where == GAP else (KEY_OPEN, END))
+            if where == GAP and (buf[:at] if marker else buf[: len(buf) - len(self.buf)]).strip():
+                self.where, self.buf = SKIP, ""  # not a pair: the one-shot pattern reads on to the next key
+                return buf
+            if marker is None:
+                return ""
+            if marker == END:
+                self._end_call(out)
+                return buf[at + len(END):]
+            if marker == KEY_OPEN:
+                self.where, self.key = KEY, ""
+            else:
+                self._begin_value(out)
+            return buf[at + len(marker):]
+        if where == KEY:
+            at, marker = self._until(buf, (KEY_CLOSE,))
+            if marker is None:
+                self.key += buf[: len(buf) - len(self.buf)]
+                return ""
+            self.key, self.where = (self.key + buf[:at]).strip(), GAP
+            return buf[at + len(KEY_CLOSE):]
+        at, marker = self._until(buf, (VALUE_CLOSE, END))  # VALUE
+        self._value(buf[:at] if marker else buf[: len(buf) - len(self.buf)], out)
+        if marker is None:
+            return ""
+        if marker == END:
+            self._end_call(out)
+            return buf[at + len(END):]
+        self._end_value(out)
+        self.where = PAIRS
+        return buf[at + len(VALUE_CLOSE):]
+
+    def _name(self, buf: str, out: Delta) -> str:
+        """The name runs to a newline or ``<``; then, after space, a pair or the call's end."""
+        s = buf.lstrip()
+        cut = min((i for i in (s.find("\n"), s.find("<")) if i >= 0), default=len(s))
+        rest = s[cut:].lstrip()
+        if not rest.startswith((KEY_OPEN, END)) and any(m.startswith(rest) for m in (KEY_OPEN, END)):
+            if len(buf) > _MAX_NAME:
+                self.where = SKIP_BLOCK
+                return buf
+            self.buf = buf
+            return ""
+        if not rest.startswith((KEY_OPEN, END)):
+            self.where = SKIP_BLOCK
+            return rest
+        self.index += 1
+        self.name, self.members, self.where, self.held = s[:cut].strip(), 0, PAIRS, ""
+        out.tool_calls.append(ToolCallDelta(self.index, name=self.name, arguments="{"))
+        return rest
+
+    def _begin_value(self, out: Delta) -> None:
+        self.where, self.value = VALUE, ""
+        self.streaming = self._is_string(self.name, self.key)
+        if self.streaming:
+            self._send(f'{", " if self.members else ""}{encode_basestring(self.key)}: "', out)
+            self.members += 1
+
+    def _value(self, text: str, out: Delta) -> None:
+        if self.streaming:
+            self._send(encode_basestring(text)[1:-1], out)
+        else:
+            self.value += text
+
+    def _end_value(self, out: Delta) -> None:
+        if self.streaming:
+            self._send('"', out)
+        else:
+            try:
+                value = dumps_args(_deserialize(self.value.strip()))
+            except (TypeError, ValueError, RecursionError, MemoryError):
+                value = None
+            if value is not None:
+                self._send(f'{", " if self.members else ""}{encode_basestring(self.key)}: {value}', out)
+                self.members += 1
+        self.key, self.value, self.streaming = "", "", False
+
+    def _end_call(self, out: Delta) -> None:
+        if self.where == VALUE and self.streaming:
+            self._send('"', out)
+        self._send("}", out)
+        self.where, self.key, self.value, self.streaming = BETWEEN, "", "", False
+
+    def finish(self) -> Delta:
+        out = Delta(tool_calls=[])
+        if self.where == CONTENT:
+            out.content = self.buf
+        elif self.index < 0:
+            out.content = self.held
+        elif self.where in (PAIRS, KEY, GAP, VALUE, SKIP):
+            self._end_call(out)
+        self.where, self.buf, self.held = BETWEEN, "", ""
+        return out
+
+
+PoolsideV1ToolParser.incremental = PoolsideV1StreamedCalls
