@@ -43,8 +43,10 @@ def lfm2_output(draw) -> str:
 def test_lfm2_streams_add_up_to_the_one_shot_answer(text, cuts):
     want = run([text], incremental=False)
     got = run(split(text, cuts))
-    assert want.calls
-    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    else:  # outside what vLLM accepts (an f-string dict key, …): any split gives the same answer
+        assert got == run([text])
     assert run(list(text)) == got
 
 

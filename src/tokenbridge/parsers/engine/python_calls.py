@@ -392,6 +392,10 @@ class PythonCallStream:
         if st.mode != STR_END:
             self._sep()
             self._emit('"')
+        elif "F" in st.flags:
+            flags += "F"
+        if "f" in flags:  # "F": a part of the string is an f-string (no dict key, as in the one-shot path)
+            flags += "F"
         triple = s[i : i + 3] == q * 3
         st.quote, st.flags, st.mode = q * 3 if triple else q, flags, STRING
         return i + (3 if triple else 1)
@@ -472,9 +476,12 @@ class PythonCallStream:
             if flags is None or s[m.end()] not in "'\"":
                 raise _Broken
             return self._open_string(s, m.end(), flags, token_at=i)
+        top = st.stack[-1]
+        if top == "k" and "F" in st.flags:
+            raise _Broken
         self._emit('"')
-        if st.stack[-1] == "b":
-            st.held_key = st.held
+        if top == "b":
+            st.held_key = None if "F" in st.flags else st.held
         st.mode = AFTER
         return i
 

@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
-
-import msgspec
-
-from tokenbridge.parsers.base import Delta, ParseContext, ParserState, merge_deltas
+from tokenbridge.parsers.base import Delta, ParseContext, merge_deltas
 from tokenbridge.parsers.engine.held import Extraction, JsonFamily, WholeTextParser, as_content, held_calls_parser
 from tokenbridge.parsers.engine.json import dumps_args, name_of
-from tokenbridge.parsers.engine.json_calls import CONTENT, CallObject, StreamedJsonCalls
+from tokenbridge.parsers.engine.json_calls import CONTENT, CallObject, JsonCallsState, StreamedJsonCalls
 from tokenbridge.parsers.engine.lexer import partial_suffix
 from tokenbridge.parsers.engine.reasoning import closed_in_prompt
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
@@ -44,8 +40,7 @@ Ernie45ToolParser = tool_parser("ernie45", family="ernie45")(
 )
 
 
-class Ernie45StreamedState(ParserState):
-    calls: Any  # the hermes reading's state
+class Ernie45StreamedState(JsonCallsState):
     newlines: str = ""  # newlines (and a partial start marker) at the end of the content so far
 
 
@@ -61,36 +56,25 @@ class Ernie45StreamedCalls(StreamedJsonCalls):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self._newlines = ""
+        self.newlines = ""
 
     def _new_call(self) -> CallObject:
         return CallObject(self.ensure_ascii, self.args_keys, missing_args="{}")
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
-        if self._mode != CONTENT:
+        if self.mode != CONTENT:
             return super().feed(text, token_ids)
-        buf, self._newlines = self._newlines + text, ""
+        buf, self.newlines = self.newlines + text, ""
         at = buf.find(self.start)
         if at >= 0:
             return super().feed(buf[:at].rstrip("\n") + buf[at:], token_ids)
         body = buf[: len(buf) - partial_suffix(buf, (self.start,))].rstrip("\n")
-        self._newlines = buf[len(body):]
+        self.newlines = buf[len(body):]
         return super().feed(body, token_ids)
 
     def finish(self) -> Delta:
-        newlines, self._newlines = self._newlines, ""
+        newlines, self.newlines = self.newlines, ""
         return merge_deltas(super().feed(newlines, []), super().finish())
-
-    def snapshot(self) -> Ernie45StreamedState:
-        return Ernie45StreamedState(super().snapshot(), self._newlines)
-
-    def restore(self, snap: Any) -> None:
-        try:
-            state = msgspec.convert(msgspec.to_builtins(snap), Ernie45StreamedState)
-        except msgspec.ValidationError as e:
-            raise ValueError(f"bad ernie45 state: {e}") from None
-        super().restore(state.calls)
-        self._newlines = state.newlines
 
 
 Ernie45ToolParser.incremental = Ernie45StreamedCalls
