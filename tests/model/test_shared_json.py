@@ -88,3 +88,26 @@ def test_the_cache_keeps_within_its_character_budget():
     assert len(shared._by_id) == len(shared._by_text) < 200
     # evicted objects are no longer remembered by id, still dumped correctly
     assert all(shared.dumped(o) == json.dumps(o, ensure_ascii=False) for o in kept)
+
+
+any_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8) | st.integers() | st.floats() | st.booleans() | st.none(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_values)
+def test_tojson_encoder_is_json_dumps(value):
+    assert template.dumps(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_tojson_encoder_refuses_what_json_dumps_refuses_with_its_message():
+    for bad in ({"a": {1, 2}}, [object()], {("k",): 1}):
+        with pytest.raises(TypeError) as ours:
+            template.dumps(bad)
+        with pytest.raises(TypeError) as theirs:
+            json.dumps(bad, ensure_ascii=False)
+        assert str(ours.value) == str(theirs.value)

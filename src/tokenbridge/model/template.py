@@ -8,6 +8,7 @@ controls), compiled once per template string.
 from __future__ import annotations
 
 import json
+import json.encoder
 import threading
 from collections import OrderedDict
 from datetime import datetime
@@ -43,6 +44,21 @@ class _GenerationTag(Extension):
 
 def _raise_exception(message: str):
     raise TemplateError(message)
+
+
+def _json_encoder():
+    """``json.dumps(x, ensure_ascii=False)`` without building a ``JSONEncoder`` per call: the
+    C encoder it makes, made once (a template's ``tojson`` runs for every tool and tool call).
+    No circular-reference check: request JSON cannot be cyclic and the immutable sandbox cannot
+    make a cycle, so the marker set it would fill is skipped; everything else is ``dumps``'."""
+    make = json.encoder.c_make_encoder
+    if make is None:
+        return lambda x: json.dumps(x, ensure_ascii=False)
+    chunks = make(None, json.JSONEncoder().default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda x: "".join(chunks(x, 0))
+
+
+dumps = _json_encoder()
 
 
 class SharedJSON:
@@ -89,10 +105,10 @@ class SharedJSON:
         """``tojson`` with its defaults, remembered for a shared object."""
         entry = self._by_id.get(id(value))
         if entry is None or entry[0] is not value:
-            return json.dumps(value, ensure_ascii=False)
+            return dumps(value)
         text = entry[1]
         if text is None:
-            text = entry[1] = json.dumps(value, ensure_ascii=False)
+            text = entry[1] = dumps(value)
         return text
 
 
@@ -189,6 +205,9 @@ def compile_template(source: str) -> jinja2.Template:
     template = _compiled.get(source)
     if template is None:
         template = environment().from_string(source)
+        # Its globals as one plain dict: every render copies them into its context, and a
+        # ChainMap (Jinja's default) is copied key by key in Python.
+        template.globals = dict(template.globals)
         _compiled.put_many([(source, template, len(source))])
     return template
 

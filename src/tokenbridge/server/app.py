@@ -38,11 +38,15 @@ def _encode(obj: Any) -> bytes:
 _JSON = [(b"content-type", b"application/json")]
 _TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 _VARY = (b"vary", b"Origin")
-# Bodies from this size on (a ~10k-token prompt, a long logprobs output) are handled on a
-# thread: the encoder releases the GIL, so short requests keep flowing on the event loop.
-# One such thread: a worker has one core, and each thread that encodes holds ~16 MB of
-# fastokens tables (and a malloc arena) for as long as it lives.
+# Bodies from this size on are handled on a thread, so short requests keep flowing on the event
+# loop meanwhile. On ``tokenizers`` a long prompt's encode releases the GIL for milliseconds: from
+# a ~10k-token prompt on. With fastokens the encode is ~1% of that and the template, which holds
+# the GIL, is most of a render: the loop then gets the GIL back only at the interpreter's switch
+# interval (5 ms), so a thread shortens the stall only for work longer than that (a long logprobs
+# output, a prompt of ~50k tokens or more). Below, it would cost a thread hop per request and
+# ~16 MB of fastokens caches for the thread that encodes. One such thread: a worker has one core.
 OFFLOAD_BODY_BYTES = 32 * 1024
+OFFLOAD_BODY_BYTES_FAST_ENCODER = 256 * 1024
 # A lone surrogate, escaped (``\ud800``) or as its raw UTF-8-like bytes (ED A0..BF xx).
 _LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf][\x80-\xbf]")
 
@@ -132,6 +136,10 @@ class App:
         self._log_requests = cfg.access is not None and cfg.access.requests
         self._routes_seen: dict[str, str] = {}  # request path -> its metrics route label
         self._docs: dict[str, bytes] = {}
+
+    def _offload_bytes(self) -> int:
+        fast = getattr(self.model.tokenizer, "backend", None) == "fastokens"
+        return OFFLOAD_BODY_BYTES_FAST_ENCODER if fast else OFFLOAD_BODY_BYTES
 
     def _run_heavy(self, handler: Handler, request: "Request"):
         if self._pool is None:
@@ -325,7 +333,7 @@ class App:
             else:
                 body = b""
             request = Request(body, headers, self.model, self.cfg, self.engine)
-            if len(body) >= OFFLOAD_BODY_BYTES:
+            if len(body) >= self._offload_bytes():
                 return self._result_later(path, request, self._run_heavy(handler, request))
             result = handler(request)
             if hasattr(type(result), "__await__"):
