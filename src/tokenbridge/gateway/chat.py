@@ -21,7 +21,7 @@ from tokenbridge.gateway.engine import EngineClient, EngineStreamError
 from tokenbridge.gateway.generation import DONE, Generation
 from tokenbridge.gateway.sse import Streamed, error_event
 from tokenbridge.model.context import ModelContext
-from tokenbridge.protocol.engine import DerenderChatRequest, GenerateChoice, GenerateLogprobs, GenerateResponse
+from tokenbridge.protocol.engine import DerenderChatRequest, GenerateChoice, GenerateLogprobs, GenerateRequest, GenerateResponse
 from tokenbridge.protocol.errors import ApiError
 
 _encode = msgspec.json.Encoder().encode
@@ -101,9 +101,9 @@ async def gather(gen: Generation, cols: list[Gathered]) -> Any:
     return kv
 
 
-async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: dict, headers: dict) -> dict:
-    prompt_ids = gen["token_ids"]
-    n = gen["sampling_params"].get("n") or 1
+async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: GenerateRequest, headers: dict) -> dict:
+    prompt_ids = gen.token_ids
+    n = gen.sampling_params.get("n") or 1
     stops = bool(req.stop)
     cols = [Gathered(ChoiceText(model, req, prompt_ids, has_parser(cfg)) if stops else None) for _ in range(n)]
     try:
@@ -112,7 +112,7 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: dic
     except EngineStreamError as e:
         raise e.error from None
     response = GenerateResponse(
-        request_id=gen["request_id"],
+        request_id=gen.request_id,
         choices=[
             GenerateChoice(
                 index=i,
@@ -144,7 +144,7 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: dic
     return body
 
 
-async def stream(model: ModelContext, cfg, engine: EngineClient, req, gen: dict, headers: dict) -> Streamed:
+async def stream(model: ModelContext, cfg, engine: EngineClient, req, gen: GenerateRequest, headers: dict) -> Streamed:
     g = Generation(engine, gen, headers)
     await g.__aenter__()  # engine refusals become this response's status
     return Streamed(_events(model, cfg, g, req, gen))
@@ -157,10 +157,10 @@ def _usage(prompt: int, completion: int, details: bool) -> dict:
     return u
 
 
-async def _events(model: ModelContext, cfg, g: Generation, req, gen: dict) -> AsyncIterator[bytes]:
-    prompt_ids = gen["token_ids"]
+async def _events(model: ModelContext, cfg, g: Generation, req, gen: GenerateRequest) -> AsyncIterator[bytes]:
+    prompt_ids = gen.token_ids
     n_prompt = len(prompt_ids)
-    n = gen["sampling_params"].get("n") or 1
+    n = gen.sampling_params.get("n") or 1
     parsed = has_parser(cfg)
     opts = req.stream_options or {}
     include_usage = bool(opts.get("include_usage"))
@@ -168,7 +168,7 @@ async def _events(model: ModelContext, cfg, g: Generation, req, gen: dict) -> As
     return_ids = bool(req.return_token_ids)
     name = req.model or model.served_names[0]
     head = b'data: {"id":%s,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":[' % (
-        _encode(gen["request_id"]), int(time.time()), _encode(name))
+        _encode(gen.request_id), int(time.time()), _encode(name))
     tail = b'],"kv_transfer_params":null}\n\n'
     out: list[bytes] = []  # this engine read's events: one write to the client
     try:

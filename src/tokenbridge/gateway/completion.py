@@ -20,27 +20,27 @@ from tokenbridge.gateway.engine import EngineClient, EngineStreamError
 from tokenbridge.gateway.generation import DONE, Generation, merged_batches
 from tokenbridge.gateway.sse import Streamed, error_event
 from tokenbridge.model.context import ModelContext
-from tokenbridge.protocol.engine import DerenderCompletionRequest, GenerateChoice, GenerateLogprobs, GenerateResponse
+from tokenbridge.protocol.engine import DerenderCompletionRequest, GenerateChoice, GenerateLogprobs, GenerateRequest, GenerateResponse
 from tokenbridge.protocol.errors import ApiError
 from tokenbridge.protocol.openai import completion_prompts
 
 _encode = msgspec.json.Encoder().encode
 
 
-def _prompt_texts(model: ModelContext, req, gens: list[dict]) -> list[str]:
+def _prompt_texts(model: ModelContext, req, gens: list[GenerateRequest]) -> list[str]:
     """What ``echo`` repeats: each prompt as given, a token prompt decoded."""
     prompts = completion_prompts(req.prompt) or []
     out = []
     for p, gen in zip(prompts, gens):
-        out.append(p if isinstance(p, str) else model.tokenizer.decode(gen["token_ids"]))
+        out.append(p if isinstance(p, str) else model.tokenizer.decode(gen.token_ids))
     return out
 
 
-async def _open(engine: EngineClient, gens: list[dict], headers: dict) -> list[Generation]:
+async def _open(engine: EngineClient, gens: list[GenerateRequest], headers: dict) -> list[Generation]:
     opened: list[Generation] = []
     try:
         for gen in gens:
-            g = Generation(engine, gen, headers if len(gens) == 1 else {**headers, b"x-request-id": gen["request_id"].encode()})
+            g = Generation(engine, gen, headers if len(gens) == 1 else {**headers, b"x-request-id": gen.request_id.encode()})
             await g.__aenter__()
             opened.append(g)
     except BaseException:
@@ -50,24 +50,24 @@ async def _open(engine: EngineClient, gens: list[dict], headers: dict) -> list[G
     return opened
 
 
-async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: list[dict], headers: dict) -> dict:
-    n = gens[0]["sampling_params"].get("n") or 1
+async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: list[GenerateRequest], headers: dict) -> dict:
+    n = gens[0].sampling_params.get("n") or 1
     stops = bool(req.stop)
     responses = []
     opened = await _open(engine, gens, headers)
     try:
         for g, gen in zip(opened, gens):
-            cols = [Gathered(ChoiceText(model, req, gen["token_ids"], False) if stops else None) for _ in range(n)]
+            cols = [Gathered(ChoiceText(model, req, gen.token_ids, False) if stops else None) for _ in range(n)]
             kv = await gather(g, cols)
             responses.append(
                 GenerateResponse(
-                    request_id=gen["request_id"],
+                    request_id=gen.request_id,
                     choices=[
                         GenerateChoice(index=i, token_ids=c.ids, finish_reason=c.finish, stop_reason=c.stop_reason,
                                        logprobs=GenerateLogprobs(c.logprobs) if c.logprobs is not None else None)
                         for i, c in enumerate(cols)
                     ],
-                    prompt_token_ids=gen["token_ids"],
+                    prompt_token_ids=gen.token_ids,
                     kv_transfer_params=kv,
                 )
             )
@@ -82,12 +82,12 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: li
         DerenderCompletionRequest(
             model=req.model,
             generate_responses=responses,
-            prompt_tokens=[len(gen["token_ids"]) for gen in gens],
-            prompt_token_ids=[gen["token_ids"] for gen in gens],
+            prompt_tokens=[len(gen.token_ids) for gen in gens],
+            prompt_token_ids=[gen.token_ids for gen in gens],
             completion_request=req,
         ),
     )
-    body["id"] = gens[0]["request_id"] if len(gens) == 1 else gens[0]["request_id"].rsplit("-", 1)[0]
+    body["id"] = gens[0].request_id if len(gens) == 1 else gens[0].request_id.rsplit("-", 1)[0]
     if req.echo:
         texts = _prompt_texts(model, req, gens)
         for c in body["choices"]:
@@ -95,7 +95,7 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: li
     return body
 
 
-async def stream(model: ModelContext, cfg, engine: EngineClient, req, gens: list[dict], headers: dict) -> Streamed:
+async def stream(model: ModelContext, cfg, engine: EngineClient, req, gens: list[GenerateRequest], headers: dict) -> Streamed:
     opened = await _open(engine, gens, headers)
     return Streamed(_events(model, cfg, opened, req, gens))
 
@@ -118,20 +118,20 @@ class _Prompt:
         self.done = [False] * n
 
 
-async def _events(model: ModelContext, cfg, opened: list[Generation], req, gens: list[dict]) -> AsyncIterator[bytes]:
-    n = gens[0]["sampling_params"].get("n") or 1
+async def _events(model: ModelContext, cfg, opened: list[Generation], req, gens: list[GenerateRequest]) -> AsyncIterator[bytes]:
+    n = gens[0].sampling_params.get("n") or 1
     opts = req.stream_options or {}
     include_usage = bool(opts.get("include_usage"))
     continuous = include_usage and bool(opts.get("continuous_usage_stats"))
     return_ids = bool(req.return_token_ids)
-    rid = gens[0]["request_id"] if len(gens) == 1 else gens[0]["request_id"].rsplit("-", 1)[0]
+    rid = gens[0].request_id if len(gens) == 1 else gens[0].request_id.rsplit("-", 1)[0]
     head = b'data: {"id":%s,"object":"text_completion","created":%d,"model":%s,"choices":[' % (
         _encode(rid), int(time.time()), _encode(req.model or model.served_names[0]))
     texts = _prompt_texts(model, req, gens) if req.echo else None
     out: list[bytes] = []  # this engine read's events: one write to the client
     ended: set[int] = set()  # prompts whose engine stream is read no further
     try:
-        prompts = [_Prompt(p, g, gen["token_ids"], model, req, n) for p, (g, gen) in enumerate(zip(opened, gens))]
+        prompts = [_Prompt(p, g, gen.token_ids, model, req, n) for p, (g, gen) in enumerate(zip(opened, gens))]
         async with aclosing(merged_batches(opened, ended)) as batches:
             async for p, batch in batches:
                 pr = prompts[p]

@@ -14,7 +14,7 @@ from typing import AsyncIterator
 import msgspec
 
 from tokenbridge.gateway.engine import EngineClient, EngineStream
-from tokenbridge.protocol.engine import GenerateChunk
+from tokenbridge.protocol.engine import GenerateChunk, GenerateRequest
 from tokenbridge.protocol.errors import bad_request
 
 PASSED_HEADERS = (b"traceparent", b"tracestate")
@@ -22,20 +22,19 @@ SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-
 DONE = b"data: [DONE]\n\n"
 
 
-def engine_body(gen: dict) -> bytes:
+def engine_body(gen: GenerateRequest) -> bytes:
     """The rendered GenerateRequest as the engine is sent it: streamed, with no stop strings."""
-    params = dict(gen["sampling_params"])
+    params = dict(gen.sampling_params)
     params.pop("stop", None)
     params.pop("output_text_buffer_length", None)
-    body = dict(gen, sampling_params=params, stream=True, stream_options=None)
-    return msgspec.json.encode(body)
+    return msgspec.json.encode(msgspec.structs.replace(gen, sampling_params=params, stream=True, stream_options=None))
 
 
 class Generation:
     """``async with Generation(...) as g: async for batch in g.batches()``; leaving early aborts."""
 
-    def __init__(self, engine: EngineClient, gen: dict, client_headers: dict[bytes, bytes]) -> None:
-        if gen["sampling_params"].get("prompt_logprobs") is not None:
+    def __init__(self, engine: EngineClient, gen: GenerateRequest, client_headers: dict[bytes, bytes]) -> None:
+        if gen.sampling_params.get("prompt_logprobs") is not None:
             # vLLM's token stream (serve_tokens_stream_generator) never sends them: a 400
             # rather than an answer that lacks them.
             raise bad_request(
@@ -44,7 +43,7 @@ class Generation:
         self.engine = engine
         self.gen = gen
         xrid = client_headers.get(b"x-request-id")
-        rid = xrid.decode("latin-1") if xrid else gen["request_id"]
+        rid = xrid.decode("latin-1") if xrid else gen.request_id
         self.headers = {"x-request-id": rid}
         for name in PASSED_HEADERS:
             v = client_headers.get(name)

@@ -27,6 +27,30 @@ class _RequestId(msgspec.Struct, kw_only=True):
             self.request_id = random_hex(8)
 
 
+class GenerateRequest(msgspec.Struct, kw_only=True):
+    """What render returns and the engine is sent: vLLM's ``GenerateRequest``, its fields in
+    the order of vLLM's JSON, every one present (nulls included)."""
+
+    request_id: str
+    token_ids: list[int]
+    token_offsets: None = None
+    features: None = None
+    content_parts: None = None
+    sampling_params: dict[str, Any]
+    model: str | None
+    reasoning_ended: bool | None = None
+    reasoning_parser_kwargs: dict[str, Any] | None = None
+    return_token_ids: bool | None = None
+    output_mode: str = "tokens"
+    parse_context: dict[str, Any] | None = None
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    cache_salt: str | None = None
+    priority: int = 0
+    kv_transfer_params: Any = None
+    ec_transfer_params: Any = None
+
+
 class TopLogprob(msgspec.Struct):
     token_id: int
     logprob: float

@@ -300,6 +300,6 @@ def disabled_thinking_effort(model: ModelContext, cfg: ServeConfig, req: Message
 def _probe(model: ModelContext, cfg: ServeConfig, effort: str) -> list[int] | None:
     probe = ChatCompletionRequest(messages=[{"role": "user", "content": "Hi"}], reasoning_effort=effort)
     try:
-        return render_chat(model, cfg, probe, "probe")["token_ids"]
+        return render_chat(model, cfg, probe, "probe").token_ids
     except Exception:
         return None

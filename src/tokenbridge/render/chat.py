@@ -9,6 +9,7 @@ from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
+from tokenbridge.protocol.engine import GenerateRequest
 from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.protocol.ids import random_hex
 from tokenbridge.protocol.openai import ChatCompletionRequest
@@ -330,7 +331,7 @@ def render_chat(
     req: ChatCompletionRequest,
     request_id: str | None,
     origin: str = "chat",
-) -> dict:
+) -> GenerateRequest:
     """Render a chat request; ``origin`` ("chat", "messages", "responses") is the route whose
     body was converted to it (see ``validate_tools``)."""
     conv.check_tool_call_arguments(req.messages, full=origin == "chat")
@@ -408,19 +409,15 @@ def render_chat(
         ctx = ParseContext(chat_template_kwargs=kwargs, prompt_token_ids=ids, vocab=model.tokenizer)
         reasoning_ended = bool(rcls is not None and rcls.reasoning_ended_in_prompt(ids, ctx))
     kv, ec = transfer_params(req)
-    return {
-        "request_id": f"chatcmpl-{request_id or req.request_id or random_id()}",
-        "token_ids": ids,
-        "token_offsets": None,
-        "features": None,
-        "content_parts": None,
-        "sampling_params": sampling.serialize(values),
-        "model": req.model,
-        "reasoning_ended": reasoning_ended,
-        "reasoning_parser_kwargs": reasoning_kwargs,
-        "return_token_ids": req.return_token_ids,
-        "output_mode": "tokens",
-        "parse_context": {
+    return GenerateRequest(
+        request_id=f"chatcmpl-{request_id or req.request_id or random_id()}",
+        token_ids=ids,
+        sampling_params=sampling.serialize(values),
+        model=req.model,
+        reasoning_ended=reasoning_ended,
+        reasoning_parser_kwargs=reasoning_kwargs,
+        return_token_ids=req.return_token_ids,
+        parse_context={
             "tools": conv.tool_dicts(req.tools),
             "tool_choice": tool_choice,
             "parallel_tool_calls": req.parallel_tool_calls if req.parallel_tool_calls is not None else True,
@@ -429,13 +426,13 @@ def render_chat(
             "chat_template_kwargs": {} if harmony else kwargs,
             "history_tool_call_cnt": history_tool_call_count(req.messages),
         },
-        "stream": bool(req.stream),
-        "stream_options": stream_options(req),
-        "cache_salt": req.cache_salt,
-        "priority": req.priority,
-        "kv_transfer_params": kv,
-        "ec_transfer_params": ec,
-    }
+        stream=bool(req.stream),
+        stream_options=stream_options(req),
+        cache_salt=req.cache_salt,
+        priority=req.priority,
+        kv_transfer_params=kv,
+        ec_transfer_params=ec,
+    )
 
 
 __all__ = ["render_chat", "render_prompt", "ApiError"]

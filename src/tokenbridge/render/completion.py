@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol.engine import GenerateRequest
 from tokenbridge.protocol.errors import bad_request
 from tokenbridge.protocol.openai import CompletionRequest, completion_prompts
 from tokenbridge.render import sampling
@@ -45,7 +46,7 @@ def check_suffix(req: CompletionRequest) -> None:
 
 def render_completion(
     model: ModelContext, cfg: ServeConfig, req: CompletionRequest, request_id: str | None
-) -> list[dict]:
+) -> list[GenerateRequest]:
     common_checks(req)
     check_suffix(req)
     prompts = _prompts(req)
@@ -79,25 +80,18 @@ def render_completion(
             values["prompt_logprobs"] = req.logprobs
         rid = f"cmpl-{base}" if len(encoded) == 1 else f"cmpl-{base}-{i}"
         out.append(
-            {
-                "request_id": rid,
-                "token_ids": ids,
-                "token_offsets": None,
-                "features": None,
-                "content_parts": None,
-                "sampling_params": sampling.serialize(values),
-                "model": req.model,
-                "reasoning_ended": None,
-                "reasoning_parser_kwargs": None,
-                "return_token_ids": req.return_token_ids,
-                "output_mode": "tokens",
-                "parse_context": None,
-                "stream": bool(req.stream),
-                "stream_options": stream_options(req),
-                "cache_salt": req.cache_salt,
-                "priority": req.priority,
-                "kv_transfer_params": kv,
-                "ec_transfer_params": ec,
-            }
+            GenerateRequest(
+                request_id=rid,
+                token_ids=ids,
+                sampling_params=sampling.serialize(values),
+                model=req.model,
+                return_token_ids=req.return_token_ids,
+                stream=bool(req.stream),
+                stream_options=stream_options(req),
+                cache_salt=req.cache_salt,
+                priority=req.priority,
+                kv_transfer_params=kv,
+                ec_transfer_params=ec,
+            )
         )
     return out

@@ -45,13 +45,12 @@ def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesReques
     check_token_budget(req.max_output_tokens, "max_output_tokens", truncate, model.max_model_len)
     chat, extra_args = to_chat_request(req, is_harmony_model(model.config))
     out = render_chat(model, cfg, chat, None, origin="responses")
-    out["request_id"] = req.request_id if req.request_id is not None else f"resp_{random_id()}"
-    sp = out["sampling_params"]
+    out.request_id = req.request_id if req.request_id is not None else f"resp_{random_id()}"
     if extra_args is None:
-        sp.pop("extra_args", None)
-    out["reasoning_ended"] = None
-    out["parse_context"] = None
-    out["stream_options"] = None
+        out.sampling_params.pop("extra_args", None)
+    out.reasoning_ended = None
+    out.parse_context = None
+    out.stream_options = None
     return out
 
 

@@ -19,6 +19,7 @@ from tokenbridge.gateway.sse import Streamed
 from tokenbridge.server.logs import log
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol import lax
+from tokenbridge.protocol.engine import GenerateRequest
 from tokenbridge.protocol.errors import ApiError, not_found_model
 from tokenbridge.protocol.ids import random_hex
 from tokenbridge.server import handlers
@@ -286,10 +287,12 @@ class App:
     def _count_tokens(self, path: str, request: "Request", result: Any) -> None:
         if path.endswith("/derender"):
             self.metrics.tokens(path, derendered=request.tokens)
+        elif isinstance(result, GenerateRequest):
+            self.metrics.tokens(path, rendered=len(result.token_ids))
         elif isinstance(result, dict):
             self.metrics.tokens(path, rendered=len(result.get("token_ids") or ()) or result.get("count") or 0)
         elif isinstance(result, list):
-            self.metrics.tokens(path, rendered=sum(len(d.get("token_ids") or ()) for d in result if isinstance(d, dict)))
+            self.metrics.tokens(path, rendered=sum(len(d.token_ids) for d in result if isinstance(d, GenerateRequest)))
 
     def _doc(self, path: str) -> bytes:
         if path not in self._docs:
