@@ -127,6 +127,20 @@ def functiongemma(args: dict) -> list[Seg]:
     return [*segs, ("}<end_function_call>", "}")]
 
 
+def step3(args: dict) -> list[Seg]:
+    """Step-3's ``<steptml:parameter name="k">v</steptml:parameter>``: values are stripped, so
+    a run of space is completed by the character after it (and a trailing one by nothing)."""
+    segs: list[Seg] = [("<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+                        '<steptml:invoke name="write_file">', "{")]
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((f'<steptml:parameter name="{k}">', f'{", " if i else ""}"{k}": "'))
+        body = v.rstrip()
+        parts = re.findall(r"\s*\S", body)
+        segs += [(m, escaped(m.lstrip() if j == 0 else m)) for j, m in enumerate(parts)]
+        segs.append((v[len(body):] + "</steptml:parameter>", '"'))
+    return [*segs, ("</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>", "}")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -172,6 +186,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
                                           *json_args(a), ("}<|action_end|>", "")]),
     "pythonic": ("llama3", None, pythonic),
     "functiongemma": ("qwen3", None, functiongemma),
+    "step3": ("qwen3", None, step3),
     "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),
     "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),

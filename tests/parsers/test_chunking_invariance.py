@@ -66,6 +66,9 @@ OUTPUTS = [
     "get_weather(city='Zürich 🌧', days=3)\nsearch_web(query=\"x\")\n",
     "Sure. <start_function_call>call:get_weather{city:<escape>Zürich 🌧<escape>,days:<escape>3<escape>}"
     "<end_function_call>",
+    'Sure.<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather">'
+    '<steptml:parameter name="city">Zürich 🌧</steptml:parameter><steptml:parameter name="days">3'
+    "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -73,7 +76,7 @@ WELL_FORMED = {
     6: {"llama3_json"},
     8: {"glm45", "ling3", "poolside_v1"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
     5: {"pythonic", "llama4_pythonic"}, 15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
-    18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"},
+    18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"}, 24: {"step3"},
 }
 
 

@@ -21,7 +21,11 @@ from typing import Any
 
 from dataclasses import replace
 
+from json.encoder import encode_basestring
+
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.declare import RenderRules
+from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, MarkerPartitionParser, register_format
 from tokenbridge.parsers.engine.tag_stream import QWEN_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import family_parser
@@ -129,3 +133,231 @@ STEP3P5 = replace(QWEN3, thinking=ALWAYS_ON, strip_trailing_whitespace=True)
 STEP3 = MarkerFormat(start=(), drop_end_in_content=False, drop_special_tokens=False)
 register_format(MarkerEngineParser, STEP3P5, "step3p5", family="qwen3")
 register_format(MarkerPartitionParser, STEP3, "step3", family="step3")
+
+
+# -- Step-3, incremental --------------------------------------------------------------------------
+
+# Where the incremental parser is.
+TEXT, BLOCK, KIND, INVOKE, NAME, PARAMS, KEY, VALUE, SKIP_CALL, AFTER, RAW = range(11)
+_INVOKE_OPEN, _PARAM_OPEN, _PARAM_CLOSE = '<steptml:invoke name="', '<steptml:parameter name="', "</steptml:parameter>"
+_KEPT_TYPES = ("integer", "number", "boolean", "null")  # the types _cast turns into non-strings
+
+
+class Step3StreamedState(ParserState):
+    where: int = TEXT
+    buf: str = ""  # undecided text: a partial marker, a kind, a name, a key
+    seen: bool = False  # output arrived
+    whole: bool = False  # it starts with space: held from its start until a call opens
+    emitted: bool = False  # content was sent (later leading whitespace is no longer stripped)
+    space: str = ""  # whitespace at the end of the content so far (stripped if nothing follows)
+    held: str = ""  # while no call is open: the output from its start (``whole``) or from the block
+    index: int = -1  # the open call's index
+    name: str = ""
+    members: int = 0  # its arguments sent
+    key: str = ""
+    value: str = ""  # a value held to its end (a type _cast converts), or space inside a streamed one
+    streaming: bool = False  # the value streams as text
+    started: bool = False  # a streamed value's first non-space character was sent
+
+
+class Step3StreamedCalls(ToolParser):
+    """``step3`` for ``--tool-call-streaming incremental``: content streams up to the calls
+    block (stripped, as the one-shot answer strips it: an output that starts with space is held
+    until a call opens); a call opens when its ``function`` kind and invoke name are read; each
+    parameter follows when its name is read, a value the schema keeps as a string streaming
+    stripped, an integer, number, boolean or null one held to its end and cast. Text after the
+    block is content.
+
+    The documented answer where the stream cannot take back what it sent: a call or block left
+    unclosed stands (the one-shot answer drops it, or makes all content when none is closed); a
+    value cut by its call's end is closed if it streams.
+    """
+
+    name = "step3"
+    streams_arguments = True
+    State = Step3StreamedState
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.load(Step3StreamedState())
+        self._types: dict[str, Any] | None = None
+
+    def _send(self, text: str, out: Delta) -> None:
+        if text:
+            out.tool_calls.append(ToolCallDelta(self.index, arguments=text))
+
+    def _content(self, text: str, out: Delta) -> None:
+        """Content, stripped as a whole: leading space dropped, trailing space held."""
+        body = text.rstrip()
+        if body:
+            out.content += (self.space if self.emitted else "") + (body if self.emitted else body.lstrip())
+            self.emitted, self.space = True, text[len(body):]
+        else:
+            self.space += text
+
+    def _until(self, buf: str, markers: tuple[str, ...]) -> tuple[int, str | None]:
+        at, marker = find_first(buf, markers)
+        if marker is None:
+            keep = partial_suffix(buf, markers)
+            self.buf = buf[len(buf) - keep:]
+        return at, marker
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta(tool_calls=[])
+        if text and not self.seen:
+            self.seen, self.whole = True, text[0].isspace()
+        if self.index < 0 and self.where != RAW and (self.whole or self.where != TEXT):
+            self.held += text
+        buf, self.buf = self.buf + text, ""
+        while buf:
+            buf = self._step(buf, out)
+        return out
+
+    def _step(self, buf: str, out: Delta) -> str:
+        where = self.where
+        if where == RAW:
+            out.content += buf
+            return ""
+        if where in (TEXT, AFTER):
+            at, _ = self._until(buf, (CALLS_BEGIN,) if where == TEXT else ())
+            piece = buf[:at] if at >= 0 else buf[: len(buf) - len(self.buf)]
+            if not self.whole or where == AFTER:
+                self._content(piece, out)
+            if at < 0:
+                return ""
+            if not self.whole:
+                self.held = buf[at:]
+            self.where = BLOCK
+            return buf[at + len(CALLS_BEGIN):]
+        if where in (BLOCK, SKIP_CALL, PARAMS):
+            markers = {BLOCK: (CALL_BEGIN, CALLS_END), SKIP_CALL: (CALL_BEGIN, CALL_END, CALLS_END),
+                       PARAMS: (_PARAM_OPEN, CALL_BEGIN, CALL_END, CALLS_END)}[where]
+            at, marker = self._until(buf, markers)
+            if marker is None:
+                return ""
+            rest = buf[at + len(marker):]
+            if marker == CALLS_END:
+                self._end_call(out)
+                self.where = AFTER
+                if self.index < 0:  # a closed block without calls: the whole output is content
+                    out.content += ("" if self.whole else self.space) + self.held
+                    self.where, self.held, self.space = RAW, "", ""
+                    return ""
+            elif marker == CALL_END:
+                self._end_call(out)
+                self.where = BLOCK
+            elif marker == CALL_BEGIN:  # (a call left open: its part ends here)
+                self._end_call(out)
+                self.where = KIND
+            else:
+                self.where, self.key = KEY, ""
+            return rest
+        if where in (KIND, NAME, KEY):
+            close = {KIND: SEP, NAME: '">', KEY: '">'}[where]
+            at, marker = self._until(buf, (close, CALL_BEGIN, CALL_END, CALLS_END))
+            if marker is None:
+                if len(buf) > 4096:  # no kind, name or key is that long
+                    self.where, self.buf = (PARAMS if where == KEY else SKIP_CALL), ""
+                    return buf
+                self.buf = buf  # the kind, name or key so far
+                return ""
+            if marker != close:
+                self.where = PARAMS if where == KEY else SKIP_CALL
+                return buf[at:]
+            return self._named(where, buf[:at], out, buf[at + len(close):])
+        if where == INVOKE:
+            at, marker = self._until(buf, (_INVOKE_OPEN, CALL_BEGIN, CALL_END, CALLS_END))
+            if marker == _INVOKE_OPEN:
+                self.where = NAME
+                return buf[at + len(marker):]
+            if marker is not None:
+                self.where = SKIP_CALL
+                return buf[at:]
+            return ""
+        at, marker = self._until(buf, (_PARAM_CLOSE, CALL_BEGIN, CALL_END, CALLS_END))  # VALUE
+        self._value(buf[:at] if marker else buf[: len(buf) - len(self.buf)], out)
+        if marker is None:
+            return ""
+        if marker == _PARAM_CLOSE:
+            self._end_value(out)
+            self.where = PARAMS
+            return buf[at + len(marker):]
+        self.where = PARAMS
+        return buf[at:]
+
+    def _named(self, where: int, text: str, out: Delta, rest: str) -> str:
+        """A call's kind, its invoke name or a parameter's name was read."""
+        if where == KIND:
+            self.where = INVOKE if text.strip() == "function" else SKIP_CALL
+            return rest
+        if not text or '"' in text:  # not a name the one-shot pattern reads
+            self.where = PARAMS if where == KEY else INVOKE
+            return rest
+        if where == KEY:
+            self._begin_value(text, out)
+            return rest
+        self.index += 1
+        self.name, self.members, self.where = text, 0, PARAMS
+        if self.whole:  # the output started with space: the content so far, stripped
+            self._content(self.held[: self.held.find(CALLS_BEGIN)], out)
+        self.held = ""
+        out.tool_calls.append(ToolCallDelta(self.index, name=text, arguments="{"))
+        return rest
+
+    def _type(self, key: str) -> Any:
+        for tool_name, schema in function_tools(self.ctx.tools):
+            if tool_name == self.name:
+                return ((schema or {}).get("properties", {}).get(key) or {}).get("type")
+        return None
+
+    def _begin_value(self, key: str, out: Delta) -> None:
+        self.where, self.key, self.value, self.started = VALUE, key, "", False
+        self.streaming = self._type(key) not in _KEPT_TYPES
+        if self.streaming:
+            self._send(f'{", " if self.members else ""}{encode_basestring(key)}: "', out)
+            self.members += 1
+
+    def _value(self, text: str, out: Delta) -> None:
+        if not self.streaming:
+            self.value += text
+            return
+        text = self.value + text
+        if not self.started:
+            text = text.lstrip()
+        body = text.rstrip()
+        self.value = text[len(body):]
+        if body:
+            self.started = True
+            self._send(encode_basestring(body)[1:-1], out)
+
+    def _end_value(self, out: Delta) -> None:
+        if self.streaming:
+            self._send('"', out)
+        else:
+            value = dumps_args(_cast(self.value.strip(), self._type(self.key)))
+            self._send(f'{", " if self.members else ""}{encode_basestring(self.key)}: {value}', out)
+            self.members += 1
+        self.key, self.value, self.streaming = "", "", False
+
+    def _end_call(self, out: Delta) -> None:
+        if self.where not in (PARAMS, VALUE, KEY):
+            return
+        if self.where == VALUE and self.streaming:
+            self._send('"', out)
+        self._send("}", out)
+        self.key, self.value, self.streaming = "", "", False
+
+    def finish(self) -> Delta:
+        out = Delta(tool_calls=[])
+        if self.index < 0 and self.where != RAW:
+            if self.whole or self.where != TEXT:
+                out.content = ("" if self.whole else self.space) + self.held
+            else:
+                out.content = self.space + self.buf
+        elif self.index >= 0:
+            self._end_call(out)
+        self.where, self.buf, self.held = AFTER, "", ""
+        return out
+
+
+Step3ToolParser.incremental = Step3StreamedCalls
