@@ -65,3 +65,17 @@ def test_a_text_value_streams_as_it_arrives():
 def test_value_is_text_only_when_no_json_can_follow():
     assert [value_is_text(v) for v in ("", " ", "1", "tr", "true", "true ", "true x", "x", "N", "No")] == [
         None, None, None, None, None, None, True, True, None, True]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(' \n{}[]":,-.0123456789eEtrufalsnNIiy x'), max_size=8),
+       st.text(st.sampled_from(' \n{}[]":,-.0123456789eEtrufalsnNIiy x'), max_size=8))
+def test_a_value_decided_as_text_never_parses_as_json(value, more):
+    import json
+
+    if value_is_text(value):
+        try:
+            json.loads(value + more)
+        except ValueError:
+            return
+        raise AssertionError(f"{value + more!r} parses")
