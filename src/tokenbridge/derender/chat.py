@@ -7,12 +7,13 @@ import time
 from tokenbridge.config import ServeConfig
 from tokenbridge.derender import stream
 from tokenbridge.derender.decode import (
-    check_choices, check_prompt_ids, decode_choice, finish_reason, skip_special_tokens, usage,
+    check_choices, check_prompt_ids, decode_choice, finish_reason, skip_special_tokens,
 )
 from tokenbridge.derender.logprobs import chat_logprobs, chat_top_limit
 from tokenbridge.derender.parsing import build_choice_parser, has_parser
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers.base import Delta
+from tokenbridge.protocol.completions import ChatChoice, ChatCompletionResponse, ChatMessage, FunctionCall, ToolCall, usage
 from tokenbridge.protocol.engine import DerenderChatRequest
 from tokenbridge.protocol.errors import bad_request, validation_error
 
@@ -39,7 +40,7 @@ def handle(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest):
     return derender_chat(model, cfg, req)
 
 
-def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) -> dict:
+def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) -> ChatCompletionResponse:
     gen = req.generate_response
     chat_req = req.chat_request
     parsed = has_parser(cfg)
@@ -62,14 +63,7 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
         lp = None
         if c.logprobs is not None and not hide_metadata:
             lp, _ = chat_logprobs(tok, c.logprobs, top_limit, [])
-        message = {
-            "role": "assistant",
-            "content": text,
-            "refusal": None,
-            "annotations": None,
-            "audio": None,
-            "function_call": None,
-        }
+        message = ChatMessage(content=text)
         calls = []
         if parsed:
             # vLLM hands its parser the prompt ids of the generate response only.
@@ -77,44 +71,34 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
             fed = p.feed(text, list(c.token_ids))
             final = p.finish()
             content, reasoning, calls = accumulate([fed, final.delta])
-            message["content"] = content or final.empty_content
+            message.content = content or final.empty_content
             if calls:
-                message["tool_calls"] = [
-                    {"id": tc["id"], "type": "function", "function": {"name": tc["name"], "arguments": tc["arguments"]}}
-                    for tc in calls
+                message.tool_calls = [
+                    ToolCall(id=tc["id"], function=FunctionCall(tc["name"], tc["arguments"])) for tc in calls
                 ]
-            message["reasoning"] = reasoning or final.empty_reasoning
-        else:
-            message["reasoning"] = None
+            message.reasoning = reasoning or final.empty_reasoning
         tool_choice = chat_req.tool_choice if chat_req is not None else None
         choices.append(
-            {
-                "index": c.index,
-                "message": message,
-                "logprobs": lp,  # vLLM shows the engine's logprobs even unasked
-                "finish_reason": finish_reason(c.finish_reason, tool_choice, bool(calls)),
-                "stop_reason": stop_reason,
-                "token_ids": list(c.token_ids) if return_ids else None,
-                "routed_experts": None,
-                "weight_versions": None,
-            }
+            ChatChoice(
+                index=c.index,
+                message=message,
+                logprobs=lp,  # vLLM shows the engine's logprobs even unasked
+                finish_reason=finish_reason(c.finish_reason, tool_choice, bool(calls)),
+                stop_reason=stop_reason,
+                token_ids=list(c.token_ids) if return_ids else None,
+            )
         )
     completion_tokens = sum(len(c.token_ids or ()) for c in gen.choices)
     prompt_tokens = req.prompt_tokens or 0
-    return {
-        "id": gen.request_id,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": req.model or model.served_names[0],
-        "choices": choices,
-        "service_tier": None,
-        "system_fingerprint": None,
-        "usage": usage(prompt_tokens, completion_tokens),
-        "prompt_logprobs": gen.prompt_logprobs,
-        "prompt_token_ids": gen.prompt_token_ids if return_ids else None,
-        "prompt_text": None,
-        "kv_transfer_params": gen.kv_transfer_params,
-        "ec_transfer_params": None,
-        "metrics": gen.metrics,
-    }
+    return ChatCompletionResponse(
+        id=gen.request_id,
+        created=int(time.time()),
+        model=req.model or model.served_names[0],
+        choices=choices,
+        usage=usage(prompt_tokens, completion_tokens),
+        prompt_logprobs=gen.prompt_logprobs,
+        prompt_token_ids=gen.prompt_token_ids if return_ids else None,
+        kv_transfer_params=gen.kv_transfer_params,
+        metrics=gen.metrics,
+    )
 

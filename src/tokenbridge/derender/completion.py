@@ -6,10 +6,11 @@ import time
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.derender import stream
-from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens, usage
+from tokenbridge.derender.decode import check_choices, check_prompt_ids, decode_choice, skip_special_tokens
 from tokenbridge.derender.logprobs import completion_logprobs, completion_top_limit
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol import lax
+from tokenbridge.protocol.completions import CompletionChoice, CompletionResponse, usage
 from tokenbridge.protocol.engine import DerenderCompletionRequest
 from tokenbridge.protocol.errors import ApiError, validation_error
 
@@ -24,7 +25,7 @@ def _length_error(name: str, n: int, m: int) -> ApiError:
     return validation_error("body", "value_error", f"Value error, {name} length ({n}) must equal generate_responses length ({m})")
 
 
-def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderCompletionRequest) -> dict:
+def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderCompletionRequest) -> CompletionResponse:
     responses = req.generate_responses
     if not responses:
         raise validation_error("body.DerenderCompletionRequest.generate_responses", "missing", "Field required")
@@ -62,33 +63,27 @@ def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderComp
                 lp, _, _ = completion_logprobs(tok, c.logprobs, top_limit, [], 0)
             completion_tokens += len(c.token_ids or ())
             choices.append(
-                {
-                    "index": len(choices),
-                    "text": text,
-                    "logprobs": lp,
-                    "finish_reason": c.finish_reason or "stop",
-                    "stop_reason": stop_reason,
-                    "token_ids": list(c.token_ids) if return_ids else None,
-                    "prompt_logprobs": r.prompt_logprobs,
-                    "prompt_token_ids": r.prompt_token_ids if return_ids else None,
-                    "routed_experts": None,
-                    "weight_versions": None,
-                }
+                CompletionChoice(
+                    index=len(choices),
+                    text=text,
+                    logprobs=lp,
+                    finish_reason=c.finish_reason or "stop",
+                    stop_reason=stop_reason,
+                    token_ids=list(c.token_ids) if return_ids else None,
+                    prompt_logprobs=r.prompt_logprobs,
+                    prompt_token_ids=r.prompt_token_ids if return_ids else None,
+                )
             )
     ptoks = sum(prompt_tokens) if prompt_tokens else 0
     kv = responses[0].kv_transfer_params
     if any(r.kv_transfer_params != kv for r in responses[1:]):
         kv = None
-    return {
-        "id": responses[0].request_id,
-        "object": "text_completion",
-        "created": int(time.time()),
-        "model": req.model or model.served_names[0],
-        "choices": choices,
-        "service_tier": None,
-        "system_fingerprint": None,
-        "usage": usage(ptoks, completion_tokens),
-        "kv_transfer_params": kv,
-        "ec_transfer_params": None,
-        "metrics": responses[0].metrics if n == 1 else None,
-    }
+    return CompletionResponse(
+        id=responses[0].request_id,
+        created=int(time.time()),
+        model=req.model or model.served_names[0],
+        choices=choices,
+        usage=usage(ptoks, completion_tokens),
+        kv_transfer_params=kv,
+        metrics=responses[0].metrics if n == 1 else None,
+    )

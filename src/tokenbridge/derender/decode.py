@@ -108,16 +108,6 @@ def skip_special_tokens(request: Any, preserve_special: bool) -> bool:
     return request is None or request.skip_special_tokens is not False
 
 
-def usage(prompt_tokens: int, completion_tokens: int) -> dict:
-    return {
-        "prompt_tokens": prompt_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-        "completion_tokens": completion_tokens,
-        "prompt_tokens_details": None,
-        "completion_tokens_details": None,
-    }
-
-
 def finish_reason(engine_reason: str | None, tool_choice, tool_calls_made: bool) -> str:
     reason = engine_reason or "stop"
     if tool_calls_made and reason == "stop" and not isinstance(tool_choice, dict):

@@ -29,6 +29,7 @@ from tokenbridge.derender.stops import drop_stop_token
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers.base import Delta, ToolCallDelta, merge_deltas
 from tokenbridge.protocol import lax
+from tokenbridge.protocol.completions import Usage, usage
 from tokenbridge.protocol.engine import (
     DerenderChatRequest,
     DerenderCompletionRequest,
@@ -97,19 +98,11 @@ def _check_position(state: StreamState, choice: GenerateChunkChoice) -> None:
         raise _state_error("the stream already finished")
 
 
-def _usage(chunk: GenerateChunk, prompt_tokens: int | None) -> dict | None:
+def _usage(chunk: GenerateChunk, prompt_tokens: int | None) -> Usage | None:
     u = chunk.usage
     if u is None:
         return None
-    pt = prompt_tokens if prompt_tokens is not None else (u.prompt_tokens or 0)
-    ct = u.completion_tokens or 0
-    return {
-        "prompt_tokens": pt,
-        "total_tokens": pt + ct,
-        "completion_tokens": ct,
-        "prompt_tokens_details": None,
-        "completion_tokens_details": None,
-    }
+    return usage(prompt_tokens if prompt_tokens is not None else (u.prompt_tokens or 0), u.completion_tokens or 0)
 
 
 def _chunk_body(

@@ -21,6 +21,7 @@ from tokenbridge.gateway.engine import EngineClient, EngineStreamError
 from tokenbridge.gateway.generation import DONE, Generation
 from tokenbridge.gateway.sse import Streamed, error_event
 from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol.completions import ChatCompletionResponse
 from tokenbridge.protocol.engine import DerenderChatRequest, GenerateChoice, GenerateLogprobs, GenerateRequest, GenerateResponse
 from tokenbridge.protocol.errors import ApiError
 
@@ -101,7 +102,7 @@ async def gather(gen: Generation, cols: list[Gathered]) -> Any:
     return kv
 
 
-async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: GenerateRequest, headers: dict) -> dict:
+async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: GenerateRequest, headers: dict) -> ChatCompletionResponse:
     prompt_ids = gen.token_ids
     n = gen.sampling_params.get("n") or 1
     stops = bool(req.stop)
@@ -139,8 +140,8 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gen: Gen
     )
     echo = _echo_text(req, _role(req))
     if echo:
-        for c in body["choices"]:
-            c["message"]["content"] = echo + (c["message"]["content"] or "")
+        for c in body.choices:
+            c.message.content = echo + (c.message.content or "")
     return body
 
 

@@ -20,6 +20,7 @@ from tokenbridge.gateway.engine import EngineClient, EngineStreamError
 from tokenbridge.gateway.generation import DONE, Generation, merged_batches
 from tokenbridge.gateway.sse import Streamed, error_event
 from tokenbridge.model.context import ModelContext
+from tokenbridge.protocol.completions import CompletionResponse
 from tokenbridge.protocol.engine import DerenderCompletionRequest, GenerateChoice, GenerateLogprobs, GenerateRequest, GenerateResponse
 from tokenbridge.protocol.errors import ApiError
 from tokenbridge.protocol.openai import completion_prompts
@@ -50,7 +51,7 @@ async def _open(engine: EngineClient, gens: list[GenerateRequest], headers: dict
     return opened
 
 
-async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: list[GenerateRequest], headers: dict) -> dict:
+async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: list[GenerateRequest], headers: dict) -> CompletionResponse:
     n = gens[0].sampling_params.get("n") or 1
     stops = bool(req.stop)
     responses = []
@@ -87,11 +88,11 @@ async def complete(model: ModelContext, cfg, engine: EngineClient, req, gens: li
             completion_request=req,
         ),
     )
-    body["id"] = gens[0].request_id if len(gens) == 1 else gens[0].request_id.rsplit("-", 1)[0]
+    body.id = gens[0].request_id if len(gens) == 1 else gens[0].request_id.rsplit("-", 1)[0]
     if req.echo:
         texts = _prompt_texts(model, req, gens)
-        for c in body["choices"]:
-            c["text"] = texts[c["index"] // n] + c["text"]
+        for c in body.choices:
+            c.text = texts[c.index // n] + c.text
     return body
 
 
