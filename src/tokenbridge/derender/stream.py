@@ -29,7 +29,10 @@ from tokenbridge.derender.stops import drop_stop_token
 from tokenbridge.model.context import ModelContext
 from tokenbridge.parsers.base import Delta, ToolCallDelta, merge_deltas
 from tokenbridge.protocol import lax
-from tokenbridge.protocol.completions import Usage, usage
+from tokenbridge.protocol.completions import (
+    ChatChunkChoice, ChatCompletionChunk, ChatDelta, CompletionChunk, CompletionChunkChoice, FunctionDelta, ToolCallChunk,
+    Usage, usage,
+)
 from tokenbridge.protocol.engine import (
     DerenderChatRequest,
     DerenderCompletionRequest,
@@ -105,26 +108,15 @@ def _usage(chunk: GenerateChunk, prompt_tokens: int | None) -> Usage | None:
     return usage(prompt_tokens if prompt_tokens is not None else (u.prompt_tokens or 0), u.completion_tokens or 0)
 
 
-def _chunk_body(
-    object_type: str,
-    model: ModelContext,
-    req: DerenderChatRequest | DerenderCompletionRequest,
-    chunk: GenerateChunk,
-    choices: list,
-    **fields: Any,
-) -> dict:
-    """A streamed chunk in vLLM's key order; ``fields`` are the endpoint's own, before ``metrics``."""
+def _chunk_fields(model: ModelContext, req: DerenderChatRequest | DerenderCompletionRequest,
+                  chunk: GenerateChunk) -> dict[str, Any]:
+    """What a streamed chunk of either endpoint takes from the engine chunk and the request."""
     return {
         "id": chunk.request_id,
-        "object": object_type,
         "created": int(time.time()),
         "model": req.model or model.served_names[0],
-        "choices": choices,
         "usage": _usage(chunk, req.prompt_tokens),
-        "system_fingerprint": None,
-        **fields,
         "metrics": chunk.metrics,
-        "kv_transfer_params": None,
     }
 
 
@@ -143,21 +135,20 @@ def _pin_tool_call_ids(calls: list[ToolCallDelta], issued: list[str]) -> None:
             issued.append(tc.id)
 
 
-def tool_call_entries(tc: ToolCallDelta, split: bool) -> list[dict]:
+def tool_call_entries(tc: ToolCallDelta, split: bool) -> list[ToolCallChunk]:
     """A call opens with an entry of its id, type and name. With ``split`` (incremental
     streaming, as vLLM's streaming parsers send it) arguments that came with the name follow in
     an entry of their own; a whole call is one entry."""
     if not split:
         opening = tc.id is not None
-        return [{"id": tc.id, "type": "function" if opening else None, "index": tc.index,
-                 "function": {"name": tc.name, "arguments": tc.arguments or None}}]
+        return [ToolCallChunk(id=tc.id, type="function" if opening else None, index=tc.index,
+                              function=FunctionDelta(tc.name, tc.arguments or None))]
     entries = []
     if tc.id is not None:
-        entries.append({"id": tc.id, "type": "function", "index": tc.index,
-                        "function": {"name": tc.name, "arguments": None}})
+        entries.append(ToolCallChunk(id=tc.id, type="function", index=tc.index, function=FunctionDelta(tc.name, None)))
     if tc.arguments or not entries:
-        entries.append({"id": None, "type": None, "index": tc.index,
-                        "function": {"name": None if entries else tc.name, "arguments": tc.arguments or None}})
+        entries.append(ToolCallChunk(id=None, type=None, index=tc.index,
+                                     function=FunctionDelta(None if entries else tc.name, tc.arguments or None)))
     return entries
 
 
@@ -192,14 +183,10 @@ def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) 
     stream = _ChatStream.open(model, cfg, req, loaded, parsed)
     choices = [stream.step(choice)] if choice is not None else []
     return_ids = chat_req is not None and bool(chat_req.return_token_ids)
-    body = _chunk_body(
-        "chat.completion.chunk",
-        model,
-        req,
-        chunk,
-        choices,
+    body = ChatCompletionChunk(
+        choices=choices,
         prompt_token_ids=chunk.prompt_token_ids if return_ids else None,
-        prompt_text=None,
+        **_chunk_fields(model, req, chunk),
     )
     return {"chunk": body, "stream_state": codec.encode(model, cfg, stream.save())}
 
@@ -269,7 +256,7 @@ class _ChatStream:
             self.state.parser = self.parser.snapshot()
         return self.state
 
-    def step(self, choice: GenerateChunkChoice) -> dict:
+    def step(self, choice: GenerateChunkChoice) -> ChatChunkChoice:
         st, model, chat_req = self.state, self.model, self.req.chat_request
         _check_position(st, choice)
         st.choice_index = choice.index
@@ -281,21 +268,21 @@ class _ChatStream:
         text = self.detok.feed(text_ids) if text_ids else ""
         finishing = choice.finish_reason is not None
         hide_metadata = self.parser is not None and not chat_req.include_reasoning
-        delta: dict[str, Any] = {"role": None, "content": None, "reasoning": None}
+        delta = ChatDelta()
         if self.parser is None:
-            delta["content"] = text or None
+            delta.content = text or None
         else:
             parsed = self.parser.feed(text, delta_ids) if delta_ids else Delta()
             if finishing:
                 parsed = merge_deltas(parsed, self.parser.finish().delta)
-            delta["content"] = parsed.content or None
-            delta["reasoning"] = parsed.reasoning or None
+            delta.content = parsed.content or None
+            delta.reasoning = parsed.reasoning or None
             if parsed.tool_calls:
                 _pin_tool_call_ids(parsed.tool_calls, st.tool_call_ids)
                 split = self.parser.incremental
-                delta["tool_calls"] = [e for tc in parsed.tool_calls for e in tool_call_entries(tc, split)]
+                delta.tool_calls = [e for tc in parsed.tool_calls for e in tool_call_entries(tc, split)]
         if not st.role_sent:
-            delta["role"] = "assistant"
+            delta.role = "assistant"
             st.role_sent = True
 
         logprobs = None
@@ -310,15 +297,14 @@ class _ChatStream:
             if self.parser is not None:
                 reason = chat_finish_reason(reason, chat_req.tool_choice, self.parser.calls)
         return_ids = chat_req is not None and bool(chat_req.return_token_ids) and not hide_metadata
-        return {
-            "index": choice.index,
-            "delta": delta,
-            "logprobs": logprobs,
-            "finish_reason": reason,
-            "stop_reason": stop_reason,
-            "token_ids": delta_ids if return_ids else None,
-            "weight_versions": None,
-        }
+        return ChatChunkChoice(
+            index=choice.index,
+            delta=delta,
+            logprobs=logprobs,
+            finish_reason=reason,
+            stop_reason=stop_reason,
+            token_ids=delta_ids if return_ids else None,
+        )
 
 
 # ---------------------------------------------------------------------------------- completion
@@ -368,19 +354,18 @@ def completion_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderComplet
         state.output_tokens += len(delta_ids)
         state.finished = state.finished or choice.finish_reason is not None
         choices.append(
-            {
-                "index": choice.index,
-                "text": text,
-                "logprobs": logprobs,
-                "finish_reason": choice.finish_reason,
-                "stop_reason": stop_reason,
-                "prompt_token_ids": chunk.prompt_token_ids if return_ids else None,
-                "token_ids": delta_ids if return_ids else None,
-                "weight_versions": None,
-            }
+            CompletionChunkChoice(
+                index=choice.index,
+                text=text,
+                logprobs=logprobs,
+                finish_reason=choice.finish_reason,
+                stop_reason=stop_reason,
+                prompt_token_ids=chunk.prompt_token_ids if return_ids else None,
+                token_ids=delta_ids if return_ids else None,
+            )
         )
     state.detokenizer = detok.snapshot()
-    body = _chunk_body("text_completion", model, req, chunk, choices)
+    body = CompletionChunk(choices=choices, **_chunk_fields(model, req, chunk))
     return {"chunk": body, "stream_state": codec.encode(model, cfg, state)}
 
 

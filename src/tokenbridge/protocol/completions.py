@@ -100,3 +100,72 @@ class CompletionResponse(msgspec.Struct, kw_only=True):
     kv_transfer_params: Any
     ec_transfer_params: None = None
     metrics: Any
+
+
+class FunctionDelta(msgspec.Struct):
+    name: str | None
+    arguments: str | None
+
+
+class ToolCallChunk(msgspec.Struct, kw_only=True):
+    """One entry of a streamed delta's ``tool_calls``: an opening one carries the id, type and
+    name, the ones after it only arguments."""
+
+    id: str | None
+    type: str | None
+    index: int
+    function: FunctionDelta
+
+
+class ChatDelta(msgspec.Struct, kw_only=True):
+    role: str | None = None
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[ToolCallChunk] | msgspec.UnsetType = msgspec.UNSET
+
+
+class ChatChunkChoice(msgspec.Struct, kw_only=True):
+    index: int
+    delta: ChatDelta
+    logprobs: Any
+    finish_reason: str | None
+    stop_reason: int | str | None
+    token_ids: list[int] | None
+    weight_versions: None = None
+
+
+class CompletionChunkChoice(msgspec.Struct, kw_only=True):
+    index: int
+    text: str
+    logprobs: Any
+    finish_reason: str | None
+    stop_reason: int | str | None
+    prompt_token_ids: list[int] | None
+    token_ids: list[int] | None
+    weight_versions: None = None
+
+
+class ChatCompletionChunk(msgspec.Struct, kw_only=True):
+    id: str
+    object: str = "chat.completion.chunk"
+    created: int
+    model: str
+    choices: list[ChatChunkChoice]
+    usage: Usage | None
+    system_fingerprint: None = None
+    prompt_token_ids: list[int] | None
+    prompt_text: None = None
+    metrics: Any
+    kv_transfer_params: None = None
+
+
+class CompletionChunk(msgspec.Struct, kw_only=True):
+    id: str
+    object: str = "text_completion"
+    created: int
+    model: str
+    choices: list[CompletionChunkChoice]
+    usage: Usage | None
+    system_fingerprint: None = None
+    metrics: Any
+    kv_transfer_params: None = None
