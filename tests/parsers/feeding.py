@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
+import json
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import msgspec
 
-from tokenbridge.parsers.base import Delta, Final
+from tokenizers import AddedToken, Tokenizer
+
+from conftest import MODELS
+from tokenbridge.model.tokenizer import HFTokenizer
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import Delta, Final, ParseContext
+from tokenbridge.parsers.families.inkling import MARKERS as INKLING_MARKERS
 
 
 class Fed(NamedTuple):
@@ -79,3 +91,64 @@ def split(text: str, cuts: list[int]) -> list[str]:
     """``text`` cut at the given offsets (taken modulo its length + 1)."""
     points = sorted({c % (len(text) + 1) for c in cuts})
     return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+
+
+def parser_cls(name: str):
+    """The reasoning parser registered as ``name`` (an alias too)."""
+    cls = registry.get_reasoning_parser(name)
+    assert cls is not None, f"no reasoning parser {name!r}"
+    return cls
+
+
+@lru_cache(maxsize=None)
+def vocab(folder: str) -> HFTokenizer:
+    """The real tokenizer of a shared model folder."""
+    path = MODELS / folder
+    return HFTokenizer(path, json.loads((path / "tokenizer_config.json").read_text()))
+
+
+def ctx(folder: str = "qwen3", kwargs: dict | None = None, prompt: list[int] | None = None):
+    return ParseContext(
+        chat_template_kwargs=kwargs or {}, prompt_token_ids=prompt or [], vocab=vocab(folder)
+    )
+
+
+def parse(name: str, text: str, c: ParseContext, chunks: list[str] | None = None):
+    """Feed the reasoning parser ``name`` the chunks (restoring from a snapshot between them)
+    and return vLLM's ``(reasoning, content)``."""
+    cls = parser_cls(name)
+    return feed(lambda: cls(c), [text] if chunks is None else chunks, restore=True).message()
+
+
+#: The Mistral v13, Muse, Kimi K3 and Inkling markers, for one ``marker_vocab`` (loading is slow).
+SHARED_MARKERS = (
+    *("[THINK]", "[/THINK]", "[TOOL_CALLS]", "[ARGS]"),
+    *("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"),
+    *("<|open|>", "<|close|>", "<|sep|>"),
+    *INKLING_MARKERS,
+)
+
+
+@lru_cache(maxsize=None)
+def marker_vocab(tokens: tuple[str, ...]) -> HFTokenizer:
+    """Qwen3's real tokenizer with ``tokens`` added as special tokens (for families whose
+    markers no shared tokenizer has); Qwen3's own for none."""
+    if not tokens:
+        return vocab("qwen3")
+    folder = Path(tempfile.mkdtemp(prefix="marker-vocab-"))
+    atexit.register(shutil.rmtree, folder, True)
+    tok = Tokenizer.from_file(str(MODELS / "qwen3" / "tokenizer.json"))
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in tokens])
+    tok.save(str(folder / "tokenizer.json"))
+    config = json.loads((MODELS / "qwen3" / "tokenizer_config.json").read_text())
+    config.pop("added_tokens_decoder", None)
+    return HFTokenizer(folder, config)
+
+
+def run_tools(name: str, pieces: list[str], tools: list[dict], restore: bool = False, vocab=None, **kw):
+    """The tool parser ``name`` fed ``pieces`` (optionally through snapshot/restore between
+    chunks): ``(content or None, [(name, arguments)])``."""
+    kw.setdefault("tool_choice", "auto")
+    c = ParseContext(tools=tools, vocab=vocab, **kw)
+    fed = feed(lambda: registry.get_tool_parser(name)(c), pieces, restore)
+    return fed.content or None, fed.named_calls()

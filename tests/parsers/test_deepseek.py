@@ -1,4 +1,8 @@
-"""DeepSeek V3 / V3.1 tool calls: one-shot results and chunking."""
+"""DeepSeek V3 / V3.1 (``families/deepseek.py``) tool calls: one-shot results and chunking.
+
+Known gaps: none known (the incremental streams are in ``test_tool_incremental.py``; the R1 and
+V3 reasoning rows in ``test_reasoning.py``).
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 Expected values follow vLLM 0.33's non-streaming engine parsers (deepseek_v32, deepseek_v4,
 deepseek_v41) for the same text.
+
+Known gaps:
+- tool calls stream whole (no ``--tool-call-streaming incremental`` parser).
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""Kimi K2 tool calls: ids from headers, section markers, schema coercion, chunking."""
+"""Kimi K2 (``families/kimi.py``) tool calls: ids from headers, section markers, schema coercion,
+chunking.
+
+Known gaps:
+- tool calls stream whole: vLLM re-serializes the arguments when any string value coerces to the
+  schema, and reads the name from the finished arguments when the header is unreadable, so no
+  incremental stream can equal its one-shot answer.
+"""
 
 from __future__ import annotations
 

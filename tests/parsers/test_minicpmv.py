@@ -5,6 +5,8 @@ Expected values are vLLM 0.33's one-shot ``parse`` of its composed MiniCPM-V par
 run in the oracle venv on the qwen3 tokenizer. The pipeline under test is derender's:
 ``ChoiceParser(OutputParser(minicpmv, qwen3_coder))``; the escaped-newline recovery of the
 content runs as the reasoning parser's ``content_filter``, applied last by ``ChoiceParser``.
+
+Known gaps: none known (a reasoning-only family; its tool calls are qwen3_coder's).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.parsers.test_reasoning import ctx, vocab
+from feeding import ctx, vocab
 from feeding import feed
 from tokenbridge.derender.parsing import ChoiceParser
 from tokenbridge.parsers import registry

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import SHARED
-from feeding import feed
-from tokenbridge.model.tokenizer import HFTokenizer
+from feeding import ctx, parse, parser_cls, vocab
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
@@ -19,29 +17,6 @@ MODELS = SHARED / "models"
 CASES = SHARED / "parity" / "cases"
 
 registry.load_all()
-
-
-def parser_cls(name: str):
-    key = registry._ALIAS_REASONING.get(name, name)
-    return registry.REASONING[key].cls
-
-
-@lru_cache(maxsize=None)
-def vocab(folder: str) -> HFTokenizer:
-    path = MODELS / folder
-    return HFTokenizer(path, json.loads((path / "tokenizer_config.json").read_text()))
-
-
-def ctx(folder: str = "qwen3", kwargs: dict | None = None, prompt: list[int] | None = None):
-    return ParseContext(
-        chat_template_kwargs=kwargs or {}, prompt_token_ids=prompt or [], vocab=vocab(folder)
-    )
-
-
-def parse(name: str, text: str, c: ParseContext, chunks: list[str] | None = None):
-    """Feed the chunks (restoring from a snapshot between them) and return vLLM's fields."""
-    cls = parser_cls(name)
-    return feed(lambda: cls(c), [text] if chunks is None else chunks, restore=True).message()
 
 
 # -- one-shot behaviour per family ----------------------------------------------------------

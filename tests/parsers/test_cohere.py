@@ -4,6 +4,10 @@ vLLM 0.33 parses these with Cohere's ``cohere_melody`` filter; the expected valu
 filter's one-shot answers (``process_full_text``, presets ``cmd3``/``cmd4``, melody 0.15.3)
 for the same text, with no reasoning parser in front (reasoning-mode text is reported as
 reasoning). Calls are ``(id, name, arguments)``; an empty id is left for derender to assign.
+
+Known gaps:
+- tool calls stream whole: melody's parameters end where the text first parses as JSON, and
+  it removes blank lines per line, so an incremental stream could not equal its answer.
 """
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
-"""Gemma 4 and Muse tool calls: vLLM 0.33's non-streaming answers and chunking invariance.
+"""Muse Spark and Glimmer (``families/muse.py``): tool calls and reasoning against vLLM 0.33's
+non-streaming answers, and chunking invariance.
 
-Expected values were taken from vLLM 0.33's ``extract_tool_calls`` of
-``Gemma4EngineToolParser`` (with ``skip_reasoning_parsing`` set as vLLM's serving layer sets it
-when no reasoning parser is configured), ``MuseToolParser`` and ``MuseGlimmerToolParser``.
+Tool expected values are vLLM 0.33's ``MuseToolParser`` / ``MuseGlimmerToolParser``
+``extract_tool_calls``; reasoning values its ``DelegatingParser`` ``parse()``, run on Qwen3's
+real tokenizer with the Muse markers added as special tokens.
+
+Known gaps:
+- tool calls stream whole (no ``--tool-call-streaming incremental`` parser).
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import feed
+from conftest import MODELS
+from feeding import SHARED_MARKERS, feed, marker_vocab, parse, parser_cls, split
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
-from conftest import MODELS
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -36,90 +40,6 @@ def run(name, pieces, tool_choice="auto", reasoning_parser="gemma4", restore=Fal
                        reasoning_parser=reasoning_parser)
     fed = feed(lambda: registry.get_tool_parser(name)(ctx), pieces, restore)
     return fed.content, fed.named_calls()
-
-
-W = f"<|tool_call>call:get_weather{{location:{Q}Paris{Q},days:2}}<tool_call|>"
-S = f"<|tool_call>call:search{{q:{Q}東京 🚀{Q}}}<tool_call|>"
-W_ARGS = '{"location": "Paris", "days": 2}'
-
-GEMMA4_CASES = [
-    # (text, content, calls) with a reasoning parser configured
-    ("hello world", "hello world", []),
-    (W, "", [("get_weather", W_ARGS)]),
-    ("Hi " + W + S, "Hi", [("get_weather", W_ARGS), ("search", '{"q": "東京 🚀"}')]),
-    (f"Sure. <|tool_call>call:search{{q:{Q}x{Q}}}<tool_call|> after <|im_end|>",
-     "Sure.", [("search", '{"q": "x"}')]),  # text after a call is dropped
-    (f"<|tool_call>call:get_weather{{location:{Q}Paris", "",
-     [("get_weather", '{"location": "Paris"}')]),  # missing end marker / length cut
-    (f"<|tool_call>call:get_weather{{days:2,location:{Q}Par", "",
-     [("get_weather", '{"days": 2, "location": "Par"}')]),
-    ("<|tool_call>call:get_weather{days:x}<tool_call|>", "",
-     [("get_weather", '{"days": "x"}')]),  # not coercible: stays a string
-    ("<|tool_call>call:unknown{x:1}<tool_call|>tail", "", [("unknown", '{"x": "1"}')]),
-    (f"<|tool_call>call:get_weather{{nested:{{a:[1,{Q}b{Q},{{c:true}}]}},n:null}}<tool_call|>", "",
-     [("get_weather", '{"nested": {"a": ["1", "b", {"c": "true"}]}, "n": "null"}')]),
-    (f"<|tool_call>:search{{q:{Q}x{Q}}}<tool_call|>", "", [("search", '{"q": "x"}')]),
-    (f"<|tool_call>call:search(q:{Q}x{Q})<tool_call|>", "", [("search", '{"q": "x"}')]),
-    (f"<|tool_call>call: search {{q:{Q}x{Q}}} <tool_call|>", "", [("search", '{"q": "x"}')]),
-    (f"<|tool_call>call:search{{q:{Q}a,b}}{Q}}}<tool_call|>", "", [("search", '{"q": "a,b}"}')]),
-    ("<|tool_call>call:search<tool_call|>", "", [("search", "{}")]),
-    ("<|tool_call>garbage<tool_call|>z", "z", []),  # no name: the call vanishes
-    ("  <|tool_call>garbage<tool_call|>  ", "", []),
-    ("a<tool_call|>b", "ab", []),
-    ("call:search{q:1}", "call:search{q:1}", []),
-    ("x <|channel>thought\nhmm<channel|>y", "x y", []),
-    (f"<channel|>a<|tool_call>call:search{{q:{Q}x{Q}}}<tool_call|>b", "a", [("search", '{"q": "x"}')]),
-    (f"thought\nabc<channel|>z <|tool_call>call:search{{q:{Q}x{Q}}}<tool_call|>", "z",
-     [("search", '{"q": "x"}')]),
-    ("q[<channel|>days),call::", "days),call::", []),
-]
-
-NO_REASONING_CASES = [
-    ("x <|channel>thought\nhmm<channel|>y", "x <|channel>thought\nhmm<channel|>y", []),
-    (f"thought\nabc<channel|>z <|tool_call>call:search{{q:{Q}x{Q}}}<tool_call|>",
-     "<|channel>thought\nabc<channel|>z", [("search", '{"q": "x"}')]),
-    (f"<channel|>a<|tool_call>call:search{{q:{Q}x{Q}}}<tool_call|>b", "<|channel><channel|>a",
-     [("search", '{"q": "x"}')]),
-]
-
-NONE_CHOICE_CASES = [
-    (f"Sure. <|tool_call>call:search{{q:{Q}x{Q}}}<tool_call|> after <|im_end|>", "Sure.  after ", []),
-    ("  <|tool_call>garbage<tool_call|>  ", "    ", []),
-    ("Hi " + W + S, "Hi ", []),
-]
-
-
-@pytest.mark.parametrize("text,content,calls", GEMMA4_CASES)
-def test_gemma4_one_shot(text, content, calls):
-    assert run("gemma4", [text]) == (content, calls)
-
-
-@pytest.mark.parametrize("text,content,calls", NO_REASONING_CASES)
-def test_gemma4_without_reasoning_parser_keeps_channel_markup(text, content, calls):
-    assert run("gemma4", [text], reasoning_parser=None) == (content, calls)
-
-
-@pytest.mark.parametrize("text,content,calls", NONE_CHOICE_CASES)
-def test_gemma4_tool_choice_none_strips_markup(text, content, calls):
-    assert run("gemma4", [text], tool_choice="none") == (content, calls)
-
-
-def test_gemma4_alias_and_flags():
-    cls = registry.get_tool_parser("gemma-4")
-    assert cls is registry.get_tool_parser("gemma4")
-    assert cls.engine_based and not cls.supports_required_and_named
-
-
-ALL_TEXTS = [c[0] for c in GEMMA4_CASES]
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(ALL_TEXTS), st.lists(st.integers(min_value=0, max_value=400), max_size=8),
-       st.booleans())
-def test_gemma4_chunking_invariance(text, cuts, restore):
-    points = sorted({c % (len(text) + 1) for c in cuts})
-    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
-    assert run("gemma4", pieces, restore=restore) == run("gemma4", [text])
 
 
 # Muse: (text, (spark content, calls), (glimmer content, calls)), from vLLM 0.33's
@@ -166,3 +86,60 @@ def test_muse_chunking_invariance(text, name, cuts, restore):
     points = sorted({c % (len(text) + 1) for c in cuts})
     pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
     assert run(name, pieces, restore=restore) == run(name, [text])
+
+
+# -- reasoning ------------------------------------------------------------------------------
+
+MUSE = SHARED_MARKERS  # the vocabulary vLLM's answers were recorded with
+
+
+def reasoning_ctx(v, kwargs=None, prompt=None) -> ParseContext:
+    return ParseContext(tool_choice="none", chat_template_kwargs=kwargs or {}, prompt_token_ids=prompt or [], vocab=v)
+
+
+REASONING_CASES = [
+    # (name, text, (reasoning, content))
+    ('muse', 'to=self<|message|>think<|eom|>to=user<|message|>answer<|eot|>', ('think', 'answer')),
+    ('muse', '<|message|>bare thought<|eom|><|start|>assistant to=commentary<|message|>c1<|eom|>', ('bare thought', 'c1')),
+    ('muse', 'to=self<|message|>cut by length', ('cut by length', None)),
+    ('muse', 'to=self<|message|>r<|eom|>to=fn<|message|><atem:function_calls><atem:invoke name="f"><|eom|>', ('r', 'to=fn<|message|><atem:function_calls><atem:invoke name="f"><|eom|>')),
+    ('muse', 'to=self<|message|>mentions <atem:invoke inside<|eom|>to=user<|message|>ok', ('mentions <atem:invoke inside', 'ok')),
+    ('muse', 'plain text only', (None, 'plain text only')),
+    ('muse', 'to=self<|message|>日本<|eom|>to=user<|message|>é😀', ('日本', 'é😀')),
+    ('muse', 'to=developer<|message|>dev<|eom|>to=user<|message|>hi', (None, 'hi')),
+    ('muse_glimmer', 'to=self<|message|>a<|eom|>x to=self<|message|>b<|eom|>to=user<|message|>answer<|eot|>', ('a\nb', 'answer')),
+    ('muse_glimmer', 'to=self<|message|>cut by length', ('cut by length', None)),
+    ('muse_glimmer', 'to=self<|message|>r<|eom|>to=fn<|message|><atem:function_calls>x', ('r', 'to=fn<|message|><atem:function_calls>x')),
+    ('muse_glimmer', 'to=self<|message|>mentions <atem:invoke<|eom|>to=user<|message|>ok', ('mentions <atem:invoke', 'ok')),
+    ('muse_glimmer', 'plain text only', (None, 'plain text only')),
+    ('muse_glimmer', 'to=self<|message|>日本<|eom|>to=user<|message|>é😀', ('日本', 'é😀')),
+    ('muse_glimmer', 'to=self<|message|>open to=user<|message|>c', ('open ', 'c')),
+]
+
+
+@pytest.mark.parametrize("name,text,expected", REASONING_CASES)
+def test_reasoning_one_shot_matches_vllm(name, text, expected):
+    assert parse(name, text, reasoning_ctx(marker_vocab(MUSE))) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(REASONING_CASES), cuts=st.lists(st.integers(0, 120), max_size=8))
+def test_reasoning_any_chunking_accumulates_to_one_shot(case, cuts):
+    name, text, expected = case
+    assert parse(name, text, reasoning_ctx(marker_vocab(MUSE)), split(text, cuts)) == expected
+
+
+@pytest.mark.parametrize("name,prompt,ended", [
+    ("muse", "<|start|>assistant", False),
+    ("muse", '<|start|>assistant to=fn<|message|><atem:invoke name="f">', True),
+    ("muse_glimmer", "<|start|>assistant", False),
+    ("muse_glimmer", "<|start|>assistant to=fn<|message|><atem:invoke>", True),
+])
+def test_markers_in_prompt(name, prompt, ended):
+    v = marker_vocab(MUSE)
+    ids = v.encode(prompt)
+    assert parser_cls(name).reasoning_ended_in_prompt(ids, reasoning_ctx(v, prompt=ids)) is ended
+
+
+def test_aliases_resolve():
+    assert parser_cls("musespark1x") is parser_cls("muse")

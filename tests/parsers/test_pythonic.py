@@ -1,4 +1,9 @@
-"""Pythonic tool calls (pythonic, llama4_pythonic, olmo3): one-shot results and chunking."""
+"""Pythonic tool calls (``families/pythonic.py``: pythonic, llama4_pythonic, olmo3): one-shot
+results and chunking.
+
+Known gaps:
+- tool calls stream whole (an incremental stream needs a streaming reader of Python literals).
+"""
 
 from __future__ import annotations
 

@@ -1,25 +1,27 @@
-"""MiniMax-M2/M3, PLaMo-3 and Inkling tag families against vLLM 0.33's non-streaming answers.
+"""MiniMax-M2 and M3 (``families/minimax.py``): tool calls and reasoning against vLLM 0.33's
+non-streaming answers, and chunking invariance.
 
-Expected values were produced by running vLLM's own parser classes (``extract_tool_calls``)
-on the same texts. No tokenizer of these models is available, so the texts are plain text
-(markers are text); PLaMo-3 also runs with the real Qwen3 tokenizer, whose ids decide its
-truncated-marker cut.
+Tool expected values were produced by running vLLM's own parser classes (``extract_tool_calls``)
+on the same texts; no tokenizer of these models is available, so the markers are plain text.
+
+Known gaps:
+- MiniMax-M3 tool calls stream whole (no ``--tool-call-streaming incremental`` parser: its
+  elements are typed by the schema, nested ones included).
 """
 
 from __future__ import annotations
 
 import json
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import feed
+from conftest import MODELS
+from feeding import ctx, parse, run_tools, split
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
-from conftest import MODELS
 
 QWEN3 = MODELS / "qwen3"
 VOCAB = HFTokenizer(QWEN3, json.loads((QWEN3 / "tokenizer_config.json").read_text()))
@@ -36,11 +38,7 @@ TOOLS = [
 
 
 def run(name: str, pieces: list[str], restore: bool = False, vocab=None, **kw):
-    """Feed ``pieces`` (optionally through snapshot/restore between chunks) and accumulate."""
-    kw.setdefault("tool_choice", "auto")
-    ctx = ParseContext(tools=TOOLS, vocab=vocab, **kw)
-    fed = feed(lambda: registry.get_tool_parser(name)(ctx), pieces, restore)
-    return fed.content or None, fed.named_calls()
+    return run_tools(name, pieces, TOOLS, restore, vocab, **kw)
 
 
 def one(name: str, text: str, **kw):
@@ -75,41 +73,6 @@ def inv3(fn: str, body: str) -> str:
 def el(tag: str, value: str) -> str:
     return f"{NS}<{tag}>{value}{NS}</{tag}>"
 
-
-# ── PLaMo-3 ─────────────────────────────────────────────────────────────────────────────────
-
-P_REQS = ("<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>")
-P_ARGS = "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
-
-
-def preq(fn: str, args: str) -> str:
-    return (
-        "<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>" + fn
-        + "<|plamo:end_tool_name:plamo|>" + P_ARGS + args
-        + "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
-    )
-
-
-def plamo(*reqs: str) -> str:
-    return P_REQS[0] + "".join(reqs) + P_REQS[1]
-
-
-# ── Inkling ─────────────────────────────────────────────────────────────────────────────────
-
-I_MSG, I_TEXT, I_THINK, I_TOOL, I_END = (
-    "<|message_model|>", "<|content_text|>", "<|content_thinking|>",
-    "<|content_invoke_tool_json|>", "<|end_message|>",
-)
-
-
-def itool(fn: str, args: dict) -> str:
-    return I_MSG + I_TOOL + json.dumps({"name": fn, "args": args}, ensure_ascii=False) + I_END
-
-
-def itext(text: str) -> str:
-    return I_MSG + I_TEXT + text + I_END
-
-
 # (parser, output text, expected content, expected calls)
 CASES = [
     # MiniMax-M2
@@ -143,35 +106,6 @@ CASES = [
     ("minimax_m3", f'{NS}<tool_call>\n{NS}<invoke name="search">\n' + el("q", "a"), None,
      [("search", '{"q": "a"}')]),
     ("minimax_m3", f'Hi {NS}<tool_call>{NS}<invoke name="sea', "Hi ", [("sea", "{}")]),
-    # PLaMo-3
-    ("plamo3", "Plain answer.", "Plain answer.", []),
-    ("plamo3", plamo(preq("get_weather", '{"city": "Paris", "days": "3"}')), None,
-     [("get_weather", '{"city": "Paris", "days": 3}')]),
-    ("plamo3", "Checking. " + plamo(preq("search", '{"q": "a"}'), preq("search", '{"q": "日本"}'))
-     + " done", "Checking. ", [("search", '{"q": "a"}'), ("search", '{"q": "日本"}')]),
-    ("plamo3", plamo(preq("search", "{not json")), None, [("search", "{not json")]),
-    ("plamo3", plamo(preq("nope", "{}")), None, [("nope", "{}")]),
-    ("plamo3", P_REQS[0] + "<|plamo:begin_tool_name:plamo|>search<|plamo:end_tool_name:plamo|>"
-     + P_ARGS + '{"q": "x"}<|plamo:end_tool_argu', None, [("search", '{"q": "x"}')]),
-    ("plamo3", P_REQS[0] + "<|plamo:begin_tool_name:plamo|>search<|plamo:end_tool_na", None,
-     [("search", "{}")]),
-    ("plamo3", "Hello <|plamo:begin_tool_req", "Hello ", []),
-    ("plamo3", "a<|plamo:tag|>b", "ab", []),
-    # Inkling
-    ("inkling", itext("Hello there."), "Hello there.", []),
-    ("inkling", itool("get_weather", {"city": "Paris", "days": "3"}), None,
-     [("get_weather", '{"city": "Paris", "days": 3}')]),
-    ("inkling", I_MSG + I_THINK + "hmm" + I_END + itext("Checking.") + itool("search", {"q": "a"})
-     + itool("search", {"q": "日本"}) + itext(" More."), "Checking. More.",
-     [("search", '{"q": "a"}'), ("search", '{"q": "日本"}')]),
-    ("inkling", I_MSG + I_TOOL + '{"name": "search", "args": {"q": "x"' + I_END, None,
-     [("search", '{"q": "x"')]),
-    ("inkling", I_MSG + I_TOOL + '{"name": "search", "args": "bad"}' + I_END, None,
-     [("search", "bad")]),
-    ("inkling", I_MSG + I_TOOL + '{"name": "search", "args": {"q": "cut', None,
-     [("search", '{"q": "cut')]),
-    ("inkling", itool("nope", {}), None, [("nope", "{}")]),
-    ("inkling", I_MSG + "search" + I_END + "tail", "searchtail", []),
 ]
 
 
@@ -185,10 +119,6 @@ def test_tool_choice_none_keeps_text_and_drops_calls():
         "Hi  bye", [])
     assert one("minimax_m3", "Hi " + m3(inv3("search", el("q", "a"))) + "bye", tool_choice="none") == (
         "Hi ", [])
-    assert one("plamo3", " a " + plamo(preq("search", "{}")) + " b", tool_choice="none") == (
-        " a  b", [])
-    assert one("inkling", itext(" a ") + itool("search", {}) + "b", tool_choice="none") == (
-        " a b", [])
 
 
 def test_reasoning_markup_with_and_without_reasoning_parser():
@@ -196,19 +126,6 @@ def test_reasoning_markup_with_and_without_reasoning_parser():
     assert one("minimax_m2", text) == ("<think>r</think>A", [("search", '{"q": "z"}')])
     assert one("minimax_m2", text, reasoning_parser="minimax_m2") == (
         "<think>rA", [("search", '{"q": "z"}')])
-    think = "<|plamo:begin_think:plamo|>r<|plamo:end_think:plamo|>A"
-    assert one("plamo3", think) == ("A", [])
-    off = one("plamo3", think, chat_template_kwargs={"enable_thinking": False})
-    assert off == (think, [])
-
-
-def test_plamo_marker_cut_uses_token_ids():
-    # with a tokenizer the cut needs the tail's ids to prefix a marker's ids (Qwen3's BPE
-    # splits these differently, so nothing is cut); without one, a text prefix is enough
-    text = "Hello <|plamo:begin_tool_req"
-    assert one("plamo3", text, vocab=VOCAB) == (text, [])
-    assert one("plamo3", "Hello <|plamo:beg", vocab=VOCAB) == ("Hello <|plamo:beg", [])
-    assert one("plamo3", "Hello <|plamo:beg") == ("Hello ", [])
 
 
 def test_minimax_m3_schema_of_first_identical_call():
@@ -218,19 +135,12 @@ def test_minimax_m3_schema_of_first_identical_call():
 
 
 def test_names_and_flags():
-    for name in ("minimax_m2", "minimax-m2", "minimax", "minimax_m3", "minimax-m3", "plamo3",
-                 "inkling"):
+    for name in ('minimax_m2', 'minimax-m2', 'minimax', 'minimax_m3', 'minimax-m3'):
         cls = registry.get_tool_parser(name)
         assert cls is not None and cls.engine_based and not cls.supports_required_and_named
 
 
-def test_snapshot_stays_small():
-    parser = registry.get_tool_parser("inkling")(ParseContext(tools=TOOLS, tool_choice="auto"))
-    parser.feed(itext("A long answer. " * 40), [])
-    assert len(msgspec.msgpack.encode(parser.snapshot())) < 120
-
-
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.data())
 def test_random_chunkings_accumulate_to_one_shot(data):
     name, text, _, _ = data.draw(st.sampled_from(CASES))
@@ -241,3 +151,60 @@ def test_random_chunkings_accumulate_to_one_shot(data):
     vocab = VOCAB if name == "plamo3" and data.draw(st.booleans()) else None
     assert run(name, pieces, restore=restore, tool_choice=choice, vocab=vocab) == one(
         name, text, tool_choice=choice, vocab=vocab)
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` (synthetic-families tokenizer,
+# markers added as special tokens where the format needs them) ---------------------------------
+
+SYN = "synthetic-families"
+TC = '<minimax:tool_call><invoke name="f">x</invoke></minimax:tool_call>'
+
+REASONING_CASES = [
+    # (name, kwargs, vocab folder or None, text, (reasoning, content))
+    # (name, kwargs, vocab folder or None, text, (reasoning, content))
+    ("minimax_m2", {}, SYN, "a</think>b", ("a", "b")),
+    ("minimax_m2", {}, SYN, "cut by length", ("cut by length", None)),
+    ("minimax_m2", {}, SYN, "a \n" + TC + "z</minimax:tool_call>", ("a", TC + "z")),
+    ("minimax_m2", {}, SYN, 'a</think>b</minimax:tool_call>c<invoke name="x"></minimax:tool_call>',
+     ("a", 'bc<invoke name="x"></minimax:tool_call>')),
+    ("minimax", {}, SYN, "<think>日本</think>é😀", ("日本", "é😀")),
+    ("minimax_m3", {}, SYN, "", (None, "")),
+    ("minimax_m3", {}, SYN, "plain", (None, "plain")),
+    ("minimax_m3", {}, SYN, "</mm:think>x", (None, "x")),
+    ("minimax_m3", {}, SYN, "a<mm:think>b</mm:think>c", ("b", "ac")),
+    ("minimax_m3", {}, SYN, "a<mm:think>b", ("b", "a")),
+    ("minimax_m3", {}, SYN, "<mm:think></mm:think>", ("", None)),
+    ("minimax_m3", {}, SYN, "r</mm:think>c", (None, "r</mm:think>c")),
+    ("minimax_m3", {"thinking_mode": "enabled"}, SYN, "", ("", None)),
+    ("minimax_m3", {"thinking_mode": "enabled"}, SYN, "r</mm:think>c</mm:think>d", ("r", "c</mm:think>d")),
+    ("minimax_m3", {"thinking_mode": "enabled"}, SYN, "cut", ("cut", None)),
+    ("minimax-m3", {"thinking_mode": "enabled"}, SYN, "日本<mm:think>é</mm:think>😀", ("é", "日本😀")),
+]
+
+
+def _reasoning_ctx(kwargs: dict, folder: str | None) -> ParseContext:
+    if folder is None:
+        return ParseContext(chat_template_kwargs=kwargs)
+    return ctx(folder, kwargs)
+
+
+@pytest.mark.parametrize("name,kwargs,folder,text,expected", REASONING_CASES)
+def test_reasoning_one_shot_matches_vllm(name, kwargs, folder, text, expected):
+    assert parse(name, text, _reasoning_ctx(kwargs, folder)) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=st.sampled_from(REASONING_CASES), cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=8))
+def test_reasoning_any_chunking_accumulates_to_one_shot(case, cuts):
+    name, kwargs, folder, text, expected = case
+    assert parse(name, text, _reasoning_ctx(kwargs, folder), split(text, cuts)) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.text(alphabet="<|>/thinkmo:ucaglpedr \n日", max_size=40), data=st.data())
+def test_reasoning_random_text_chunking(text, data):
+    name = data.draw(st.sampled_from(['minimax_m2', 'minimax_m3']))
+    kw = data.draw(st.sampled_from([{}, {'thinking_mode': 'enabled'}, {'force_nonempty_content': True}]))
+    cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=5))
+    c = _reasoning_ctx(kw, None)
+    assert parse(name, text, c, split(text, cuts)) == parse(name, text, c)

@@ -1,0 +1,142 @@
+"""Mistral (``families/mistral.py``): pre-v11 ``[TOOL_CALLS]`` JSON arrays against vLLM 0.33's
+rules, its reasoning against vLLM's non-streaming ``parse()``, and chunking invariance. The
+v11 ``[ARGS]`` format is in ``test_tool_held_json_families.py``, the incremental stream in
+``test_tool_incremental.py``.
+
+Known gaps:
+- v11+ tokenizers stream calls whole (decided by the hold-then-decide shell), pre-v11 ones
+  incrementally;
+- the ``mistral-common`` tokenizer mode is a render-side extra (``tests/render/test_mistral_mode.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feeding import SHARED_MARKERS, marker_vocab, parse, parser_cls, split
+from test_tool_json import TOOLS, run
+from tokenbridge.parsers.base import ParseContext
+
+W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+S = '{"name": "search", "arguments": {"q": "東京 🚀"}}'
+
+CASES = [
+    ("Bonjour.", "Bonjour.", []),
+    (f"[TOOL_CALLS] [{W}]", "", [("get_weather", '{"city": "Paris"}')]),
+    (f"Voilà: [TOOL_CALLS][{W}, {S}] trailing", "Voilà: ",
+     [("get_weather", '{"city": "Paris"}'), ("search", '{"q": "東京 🚀"}')]),
+    (f"[TOOL_CALLS]{W}", "", [("get_weather", '{"city": "Paris"}')]),  # bare object
+    (f"[TOOL_CALLS][TOOL_CALLS] [{W}]", "", [("get_weather", '{"city": "Paris"}')]),
+    ('Hi [TOOL_CALLS] [{"name":"f","arguments":{"a":"\\u00e9"', '[{"name":"f","arguments":{"a":"\\u00e9"', []),
+    ('  [TOOL_CALLS] [{"name":"f"}]', "", [("f", "{}")]),
+    ('[TOOL_CALLS] [{"name": 1, "arguments": "raw"}]', "", [("", "raw")]),
+    ('[TOOL_CALLS] [1, {"x": 2}]', "[1, {\"x\": 2}]", []),
+    ("[TOOL_CALLS]", "", []),
+    ('[TOOL_CALLS] junk [{"name":"f","arguments":{}}] more', "", [("f", "{}")]),
+]
+
+
+@pytest.mark.parametrize("text,content,calls", CASES)
+def test_mistral(text, content, calls):
+    assert run("mistral", [text]) == (content, calls)
+
+
+def test_mistral_required_bare_array():
+    assert run("mistral", [f"[{W}]"], tool_choice="required") == ("", [("get_weather", '{"city": "Paris"}')])
+    assert run("mistral", [f"[{W}]"]) == (f"[{W}]", [])
+
+
+def test_mistral_ids():
+    from tokenbridge.parsers import registry
+    from tokenbridge.parsers.base import ParseContext
+
+    p = registry.get_tool_parser("mistral")(ParseContext(tools=TOOLS, tool_choice="auto"))
+    p.feed(f"[TOOL_CALLS] [{W}, {S}]", [])
+    ids = [t.id for t in p.finish().tool_calls]
+    assert all(len(i) == 9 and i.isalnum() for i in ids) and ids[0] != ids[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.sampled_from([c[0] for c in CASES]), cuts=st.lists(st.integers(0, 120), max_size=8),
+       restore=st.booleans())
+def test_chunking_invariance(text, cuts, restore):
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
+    assert run("mistral", pieces, restore=restore) == run("mistral", [text])
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``parse()`` of the parser the serving layer composes,
+# on Qwen3's real tokenizer with the family's markers added as special tokens -------------------
+
+MISTRAL_V13 = SHARED_MARKERS  # the vocabulary vLLM's answers were recorded with
+MISTRAL_V11 = ("[TOOL_CALLS]", "[ARGS]")  # a grammar-capable tekken tokenizer
+#: No ``[THINK]`` nor ``[ARGS]``: a pre-v11 tokenizer, Qwen3's own vocabulary serves.
+MISTRAL_OLD = ()
+
+
+def reasoning_ctx(v, kwargs=None, prompt=None) -> ParseContext:
+    return ParseContext(tool_choice="none", chat_template_kwargs=kwargs or {}, prompt_token_ids=prompt or [], vocab=v)
+
+
+REASONING_CASES = [
+    # (vocabulary, text, (reasoning, content))
+    # (name, vocabulary, chat_template_kwargs, tools, text, (reasoning, content))
+    (MISTRAL_V13, '[THINK]Let me think \n[/THINK]The answer.', ('Let me think', 'The answer.')),
+    (MISTRAL_V13, 'Hello, no reasoning.', (None, 'Hello, no reasoning.')),
+    (MISTRAL_V13, '[THINK]cut by length', ('cut by length', None)),
+    (MISTRAL_V13, '[THINK]a[TOOL_CALLS]get{"x": 1}', ('a', '[TOOL_CALLS]get{"x": 1}')),
+    (MISTRAL_V13, 'pre[THINK]r[/THINK]post[/THINK]x[THINK]again', ('ragain', 'prepostx')),
+    (MISTRAL_V13, '[THINK]日本 é😀[/THINK]中文', ('日本 é😀', '中文')),
+    (MISTRAL_V13, '', (None, None)),
+    (MISTRAL_V11, '<think>r \n</think>c', ('r', 'c')),
+    (MISTRAL_V11, '<think>r[TOOL_CALLS]f{}', ('r', '[TOOL_CALLS]f{}')),
+    (MISTRAL_V11, '[THINK]stays text</think>x', (None, '[THINK]stays textx')),
+    (MISTRAL_OLD, '[THINK]a[/THINK]b', (None, '[THINK]a[/THINK]b')),
+    (MISTRAL_OLD, '', (None, '')),
+]
+
+
+@pytest.mark.parametrize("tokens,text,expected", REASONING_CASES)
+def test_reasoning_one_shot_matches_vllm(tokens, text, expected):
+    assert parse("mistral", text, reasoning_ctx(marker_vocab(tokens))) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(REASONING_CASES), cuts=st.lists(st.integers(0, 120), max_size=8))
+def test_reasoning_any_chunking_accumulates_to_one_shot(case, cuts):
+    tokens, text, expected = case
+    assert parse("mistral", text, reasoning_ctx(marker_vocab(tokens)), split(text, cuts)) == expected
+
+
+
+MISTRAL_PIECES = [
+    *("[THINK]", "[/THINK]", "[TOOL_CALLS]", "[ARGS]", "{", "a", " ", "\n", "日"),
+    *("<think>", "</think>", "<|im_end|>"),
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(MISTRAL_PIECES), max_size=12),
+    tokens=st.sampled_from([MISTRAL_V13, MISTRAL_V11]),
+    data=st.data(),
+)
+def test_reasoning_random_chunking(parts, tokens, data):
+    text = "".join(parts)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=5))
+    c = reasoning_ctx(marker_vocab(tokens))
+    assert parse("mistral", text, c, split(text, cuts)) == parse("mistral", text, c)
+
+
+@pytest.mark.parametrize("tokens,prompt,ended", [
+    (MISTRAL_V13, "[THINK]x[/THINK]", True),
+    (MISTRAL_V13, "a[/THINK]b[THINK]", False),
+    (MISTRAL_V13, "hello", False),  # waits for reasoning
+    (MISTRAL_OLD, "hello", True),  # no reasoning at all
+])
+def test_markers_in_prompt(tokens, prompt, ended):
+    v = marker_vocab(tokens)
+    ids = v.encode(prompt)
+    assert parser_cls("mistral").reasoning_ended_in_prompt(ids, reasoning_ctx(v, prompt=ids)) is ended
