@@ -14,8 +14,9 @@ Layout
   ``calls`` (marker-by-marker call states), ``json``, ``held`` (hold-then-decide), ``schema``
   (argument coercion), ``thinking`` (the thinking switch), ``reasoning`` (``<think>``-style
   formats, and the switch between a thinking parser and the identity), ``template`` (checkpoint
-  response templates), ``json_stream``/``tag_stream``/``json_calls``/``call_list``/``python_calls`` (with
-  ``python_literals``) (incremental tool calls).
+  response templates), ``json_stream``/``tag_stream``/``json_calls``/``call_list``/``python_calls``
+  (with ``python_literals``) (incremental tool calls; ``json_calls.OpenCall`` holds the one call
+  object a stream reads at a time).
 - ``choice.py``: named/``required`` tool choices; ``output.py``: reasoning then tools, per choice.
 
 Parsers import only ``protocol`` types: what they need from the model arrives in
@@ -81,10 +82,17 @@ Adding a parser
 2. Add its module name to ``registry.FAMILY_MODULES``.
 3. Give its render rules and, if vLLM has a structural-tag model for it, its ``ToolCallGrammar``
    in ``RenderRules``; render reads them from the registry.
-4. Keep any state in a ``ParserState`` Struct named ``State`` on the parser (fields named after
-   the attributes; a subclass nests its base's state with ``state_as``); never keep the output
-   so far. A rule that mirrors a vLLM quirk beyond the family's own parser goes in ``quirks.py``.
-5. Test it in ``tests/parsers/test_<family>.py`` with the shared feeding helper
-   (``tests/parsers/feeding.py``: one feed, every chunking, through snapshot/restore), and add
-   its vLLM-recorded cases; the chunking-invariance test picks it up from the registry.
+4. Keep any state in a ``ParserState`` Struct named ``State`` on the parser; never keep the
+   output so far. Fields are named after the attributes they save; a field typed as another
+   ``ParserState`` saves the object in that attribute (a filter, an inner stream), one named
+   ``base`` the parser's state as its base class; rules tying fields together go in the
+   state's ``__post_init__``. ``Stateful`` saves, validates and loads it: write no
+   ``snapshot``/``restore`` (override ``load`` only to rebuild an object the state describes,
+   as ``OpenCall`` does). Changing a state's layout means a new stream-state version
+   (``derender.state.VERSION``) that still reads the previous one. A rule that mirrors a vLLM
+   quirk beyond the family's own parser goes in ``quirks.py``.
+5. Test it in ``tests/parsers/test_<family>.py`` (its module docstring lists the family's known
+   gaps) with the shared feeding helper (``tests/parsers/feeding.py``: one feed, every
+   chunking, through snapshot/restore), and add its vLLM-recorded cases; the
+   chunking-invariance test picks it up from the registry.
 """

@@ -196,7 +196,8 @@ class CallObject(Stateful):
 
 class OpenCall(Stateful):
     """A parser reading at most one call object at a time: ``_call``, saved as its state's
-    ``call`` (where the state may hold one, its ``__post_init__`` says)."""
+    ``call`` (where the state may hold one, its ``__post_init__`` says). The JSON call streams
+    below build their states directly (the hottest snapshots of a stream)."""
 
     _call: CallObject | None
     call: CallObjectState | None
@@ -273,7 +274,11 @@ class StreamedJsonCalls(OpenCall, ToolParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self.load(JsonCallsState(CONTENT, "", 0, "", None))
+        self.mode, self.buf, self.index, self.raw, self._call = CONTENT, "", 0, "", None
+
+    def snapshot(self) -> JsonCallsState:
+        call = None if self._call is None else self._call.snapshot()
+        return JsonCallsState(self.mode, self.buf, self.index, self.raw, call)
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         if not text and not self.buf:  # a chunk of reasoning: nothing to read, in any mode
@@ -388,7 +393,11 @@ class StreamedBareJsonCalls(OpenCall, ToolParser):
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
-        self.load(BareJsonCallsState(PROSE, "", 0, False, None))
+        self.mode, self.raw, self.index, self.glued, self._call = PROSE, "", 0, False, None
+
+    def snapshot(self) -> BareJsonCallsState:
+        call = None if self._call is None else self._call.snapshot()
+        return BareJsonCallsState(self.mode, self.raw, self.index, self.glued, call)
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         content: list[str] = []

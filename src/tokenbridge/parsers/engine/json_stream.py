@@ -59,7 +59,7 @@ def canonical(raw: str, ensure_ascii: bool = False) -> str:
 
 class JsonStreamState(ParserState):
     mode: Annotated[int, msgspec.Meta(ge=VALUE, le=DONE)]
-    stack: Annotated[str, msgspec.Meta(pattern=r"^[{\[]*$", max_length=MAX_DEPTH)]  # the open containers
+    stack: Annotated[str, msgspec.Meta(max_length=MAX_DEPTH)]  # the open containers, "{" or "["
     pending: Annotated[str, msgspec.Meta(max_length=MAX_PENDING)]  # raw text read but not yet decided
 
 
@@ -89,7 +89,14 @@ class JsonStream(Stateful):
         self.broken: str | None = None  # the raw text from the byte that broke JSON
         self._at = 0  # start of the step being scanned (where an error points)
 
+    def snapshot(self) -> JsonStreamState:
+        return JsonStreamState(self.mode, self.stack, self.pending)
+
     def load(self, state: JsonStreamState) -> None:
+        # Checked here rather than as a pattern of the field: msgspec's pattern check costs
+        # more than the rest of a restore.
+        if state.stack.strip("{["):
+            raise ValueError("bad JSON stream state: containers are '{' or '['")
         self.mode, self.stack, self.pending = state.mode, state.stack, state.pending
 
     @property
