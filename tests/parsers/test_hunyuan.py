@@ -1,7 +1,8 @@
-"""Hunyuan-A13B and Hunyuan V4 (``families/hunyuan.py``): reasoning against vLLM 0.33's
+"""Hunyuan (``families/hunyuan.py``): Hunyuan-A13B and Hunyuan V4 reasoning against vLLM 0.33's
 non-streaming ``extract_reasoning`` (run on the installed vLLM, Hunyuan V4 with unsuffixed
-``<think>`` tokens), and chunking invariance. The hy_v3/hy_v4 tool calls are in
-``test_tool_held_block_families.py``, hunyuan_a13b's in ``test_tool_held_json_families.py``.
+``<think>`` tokens); hy_v3 and hy_v4 tool calls against vLLM's own classes on the same texts
+(``held_block``); chunking invariance for both. hunyuan_a13b's tool calls are in
+``test_tool_held_json_families.py``.
 
 Known gaps:
 - the tool calls stream whole (no ``--tool-call-streaming incremental`` parser);
@@ -16,6 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feeding import ctx, parse, parser_cls, split, vocab
+from held_block import Cases, feed_all, vllm_tests
+from tokenbridge.parsers import registry
 
 QWEN = "qwen3"  # a real tokenizer with ``<think>``/``</think>`` as tokens
 
@@ -77,3 +80,119 @@ def test_hy_v4_prompt_and_switch():
 
 def test_hunyuan_a13b_prompt_never_ends_reasoning():
     assert parser_cls("hunyuan_a13b").reasoning_ended_in_prompt([1, 2, 3], ctx(QWEN)) is False
+
+
+# -- hy_v3 / hy_v4 tool calls ------------------------------------------------------------------
+
+CASES = Cases()
+add = CASES.add
+
+# ---- hy_v3
+def h3(name, pairs, sfx="", sep=True):
+    a = "".join(f"<arg_key{sfx}>{k}</arg_key{sfx}><arg_value{sfx}>{v}</arg_value{sfx}>" for k, v in pairs)
+    return f"<tool_call{sfx}>{name}" + (f"<tool_sep{sfx}>" if sep else "") + a + f"</tool_call{sfx}>"
+H = h3("get_weather", [("city", "Paris"), ("days", "3")])
+add("hy_v3_single", "hy_v3", "<tool_calls>" + H + "</tool_calls>")
+add("hy_v3_parallel", "hy_v3", "<tool_calls>\n" + H + "\n" + h3("search", [("q", " x "), ("limit", "07")]) + "\n</tool_calls>")
+add("hy_v3_content_before", "hy_v3", "Let me look.\n<tool_calls>" + H + "</tool_calls>after")
+add("hy_v3_types", "hy_v3", "<tool_calls>" + h3("get_weather", [("city", "1"), ("metric", "False"), ("scale", "5"), ("tags", "[1, 2]"), ("opts", "{'a': 1}"), ("note", "null"), ("mode", "12"), ("days", "1.5"), ("extra", "[3]")]) + "</tool_calls>")
+add("hy_v3_missing_end", "hy_v3", "pre<tool_calls>" + H)
+add("hy_v3_cut_mid_call", "hy_v3", "pre<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_va")
+add("hy_v3_cut_in_name", "hy_v3", "pre<tool_calls><tool_call>get_wea")
+add("hy_v3_non_ascii", "hy_v3", "好的<tool_calls>" + h3("get_weather", [("city", "北京")]) + "</tool_calls>")
+add("hy_v3_unknown_name", "hy_v3", "<tool_calls>" + h3("nope", [("a", "1")]) + "</tool_calls>")
+add("hy_v3_call_before_block", "hy_v3", "x" + H + "y<tool_calls>z")
+add("hy_v3_no_block", "hy_v3", "x" + H + "y")
+add("hy_v3_suffix", "hy_v3", "hi<tool_calls:ab12>" + h3("search", [("q", "v")], sfx=":ab12") + "</tool_calls:ab12>",
+    token_suffix=":ab12")
+add("hy_v3_bad_schema_type", "hy_v3", "<tool_calls>" + h3("bad", [("a", "1")]) + "</tool_calls>",
+    tools=[{"type": "function", "function": {"name": "bad", "parameters": {"type": "object", "properties": {"a": {"type": ["integer", 5]}}}}}])
+
+# ---- hy_v4
+def h4(name, pairs):
+    return h3(name, pairs, sep=False)
+H4 = h4("get_weather", [("city", "Paris"), ("days", "3")])
+add("hy_v4_single", "hy_v4", "<tool_calls>" + H4 + "</tool_calls>")
+add("hy_v4_parallel", "hy_v4", "<tool_calls>\n" + H4 + "\n" + h4("search", [("q", " x "), ("limit", "7")]) + "\n</tool_calls>")
+add("hy_v4_content_before", "hy_v4", "Checking.\n<tool_calls>" + H4 + "</tool_calls>\ntrailing")
+add("hy_v4_types", "hy_v4", "<tool_calls>" + h4("get_weather", [("city", "1"), ("metric", "true"), ("scale", "1e3"), ("opts", '{"a": 1}'), ("mode", "x")]) + "</tool_calls>")
+add("hy_v4_missing_end", "hy_v4", "pre<tool_calls>" + H4)
+add("hy_v4_cut_mid_call", "hy_v4", "pre<tool_calls><tool_call>get_weather<arg_key>ci")
+add("hy_v4_non_ascii", "hy_v4", "好的<tool_calls>" + h4("get_weather", [("city", "Zürich ✓")]) + "</tool_calls>")
+add("hy_v4_unknown_name", "hy_v4", "<tool_calls>" + h4("nope", [("a", "1")]) + "</tool_calls>")
+add("hy_v4_stray_text", "hy_v4", "<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>A</arg_value>junk</tool_call></tool_calls>")
+add("hy_v4_empty_name", "hy_v4", "<tool_calls><tool_call> </tool_call></tool_calls>")
+add("hy_v4_no_args", "hy_v4", "<tool_calls><tool_call>ping</tool_call></tool_calls>")
+add("hy_v4_end_before_start", "hy_v4", "a</tool_calls>b<tool_calls>" + H4 + "</tool_calls>")
+add("hy_v4_ws_between_key_value", "hy_v4", "<tool_calls><tool_call>search<arg_key>q</arg_key> <arg_value>a</arg_value></tool_call></tool_calls>")
+add("hy_v4_empty_block", "hy_v4", "x<tool_calls></tool_calls>")
+
+
+EXPECTED = {
+    'hy_v3_single': (None, [('get_weather', '{"city": "Paris", "days": 3}')]),
+    'hy_v3_parallel': (None, [('get_weather', '{"city": "Paris", "days": 3}'), ('search', '{"q": " x ", "limit": 7}')]),
+    'hy_v3_content_before': ('Let me look.\n', [('get_weather', '{"city": "Paris", "days": 3}')]),
+    'hy_v3_types': (None, [('get_weather', '{"city": "1", "metric": false, "scale": 5, "tags": [1, 2], "opts": {"a": 1}, "note": "null", "mode": 12, "days": 1.5, "extra": "[3]"}')]),
+    'hy_v3_missing_end': ('pre', [('get_weather', '{"city": "Paris", "days": 3}')]),
+    'hy_v3_cut_mid_call': ('pre', [('get_weather', '{}')]),
+    'hy_v3_cut_in_name': ('pre', []),
+    'hy_v3_non_ascii': ('好的', [('get_weather', '{"city": "北京"}')]),
+    'hy_v3_unknown_name': (None, [('nope', '{"a": "1"}')]),
+    'hy_v3_call_before_block': ('x<tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>y', [('get_weather', '{"city": "Paris", "days": 3}')]),
+    'hy_v3_no_block': ('x<tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>y', []),
+    'hy_v3_suffix': ('hi', [('search', '{"q": "v"}')]),
+    'hy_v3_bad_schema_type': (None, []),
+    'hy_v4_single': (None, [('get_weather', '{"city": "Paris", "days": 3}')]),
+    'hy_v4_parallel': (None, [('get_weather', '{"city": "Paris", "days": 3}'), ('search', '{"q": " x ", "limit": 7}')]),
+    'hy_v4_content_before': ('Checking.\n', [('get_weather', '{"city": "Paris", "days": 3}')]),
+    'hy_v4_types': (None, [('get_weather', '{"city": "1", "metric": true, "scale": 1000.0, "opts": {"a": 1}, "mode": "x"}')]),
+    'hy_v4_missing_end': ('pre<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>', []),
+    'hy_v4_cut_mid_call': ('pre<tool_calls><tool_call>get_weather<arg_key>ci', []),
+    'hy_v4_non_ascii': ('好的', [('get_weather', '{"city": "Zürich ✓"}')]),
+    'hy_v4_unknown_name': (None, [('nope', '{"a": "1"}')]),
+    'hy_v4_stray_text': ('<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>A</arg_value>junk</tool_call></tool_calls>', []),
+    'hy_v4_empty_name': ('<tool_calls><tool_call> </tool_call></tool_calls>', []),
+    'hy_v4_no_args': (None, [('ping', '{}')]),
+    'hy_v4_end_before_start': ('a</tool_calls>b<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call></tool_calls>', []),
+    'hy_v4_ws_between_key_value': ('<tool_calls><tool_call>search<arg_key>q</arg_key> <arg_value>a</arg_value></tool_call></tool_calls>', []),
+    'hy_v4_empty_block': ('x<tool_calls></tool_calls>', []),
+}
+
+(test_one_shot_matches_vllm, test_every_case_has_an_expectation,
+ test_chunking_with_snapshot_restore_accumulates_to_one_shot, test_char_by_char_with_restore) = vllm_tests(CASES, EXPECTED, 70)
+
+
+@pytest.mark.parametrize(
+    "parser, required_and_named, engine",
+    [
+        ("hy_v3", True, False),
+        ("hy_v4", False, False),
+    ],
+)
+def test_class_flags_follow_vllm(parser, required_and_named, engine):
+    cls = registry.get_tool_parser(parser)
+    assert cls.supports_required_and_named is required_and_named
+    assert cls.engine_based is engine
+
+
+def test_sglang_hunyuan_spelling_is_hy_v3():
+    assert registry.canonical_tool_name("hunyuan") == "hy_v3"
+
+@pytest.mark.parametrize(
+    "parser, before, call",
+    [
+        ("hy_v3", "Let me look.\n", "<tool_calls>" + H + "</tool_calls>"),
+        ("hy_v4", "Checking.\n", "<tool_calls>" + H4 + "</tool_calls>"),
+    ],
+)
+def test_content_before_the_call_streams_before_the_end(parser, before, call):
+    deltas = feed_all(parser, [before, call[:5], call[5:]])
+    assert deltas[0].content == before
+    assert not deltas[1].content
+    assert sum(len(d.tool_calls) for d in deltas) == 1
+
+
+def test_hy_v4_without_vocab_listing_uses_plain_tags():
+    """The vocabulary gives no token list to scan for a suffix: unsuffixed tags are read."""
+    deltas = feed_all("hy_v4", ["<tool_calls>" + H4 + "</tool_calls>"])
+    assert [c.name for d in deltas for c in d.tool_calls] == ["get_weather"]

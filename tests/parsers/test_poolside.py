@@ -1,0 +1,88 @@
+"""Poolside v1 (``families/poolside.py``) tool calls: one-shot answers equal vLLM 0.33's
+(recorded by running vLLM's own class on these texts), and any chunking with snapshot/restore
+between chunks accumulates to the same answer (``held_block``).
+
+Known gaps:
+- tool calls stream whole (no ``--tool-call-streaming incremental`` parser).
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from held_block import TOOLS, Cases, feed_all, vllm_tests, vocab
+from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import ParseContext
+
+
+CASES = Cases()
+add = CASES.add
+
+# ---- poolside_v1
+def ps(name, pairs):
+    return f"<tool_call>{name}\n" + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in pairs) + "</tool_call>"
+P = ps("get_weather", [("city", " Paris "), ("days", " 3 ")])
+add("poolside_single", "poolside_v1", P)
+add("poolside_parallel", "poolside_v1", P + "\n" + ps("search", [("q", "a\nb"), ("limit", "[1, (2, 3)]")]))
+add("poolside_content_around", "poolside_v1", "Let me see.\n" + P + "\nafter")
+add("poolside_ws_content", "poolside_v1", "  \n" + P)
+add("poolside_values", "poolside_v1", ps("get_weather", [("city", "1"), ("metric", "True"), ("opts", "{'a': None}"), ("tags", "[1,"), ("note", "null")]))
+add("poolside_missing_end", "poolside_v1", "pre " + P[:-len("</tool_call>")])
+add("poolside_cut_mid_call", "poolside_v1", "pre " + P + ps("search", [("q", "x")])[:25])
+add("poolside_non_ascii", "poolside_v1", "日本語 " + ps("get_weather", [("city", "Ελλάδα")]))
+add("poolside_unknown_name", "poolside_v1", ps("nope", [("a", "1")]))
+add("poolside_no_name", "poolside_v1", "x<tool_call><arg_key>a</arg_key><arg_value>1</arg_value></tool_call>")
+add("poolside_only_name", "poolside_v1", "<tool_call>ping</tool_call>")
+add("poolside_set_literal", "poolside_v1", ps("search", [("limit", "{1, 2}")]))
+
+
+EXPECTED = {
+    'poolside_single': (None, [('get_weather', '{"city": " Paris ", "days": 3}')]),
+    'poolside_parallel': (None, [('get_weather', '{"city": " Paris ", "days": 3}'), ('search', '{"q": "a\\nb", "limit": [1, [2, 3]]}')]),
+    'poolside_content_around': ('Let me see.\n', [('get_weather', '{"city": " Paris ", "days": 3}')]),
+    'poolside_ws_content': (None, [('get_weather', '{"city": " Paris ", "days": 3}')]),
+    'poolside_values': (None, [('get_weather', '{"city": "1", "metric": true, "opts": {"a": null}, "tags": "[1,", "note": null}')]),
+    'poolside_missing_end': ('pre <tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value> Paris </arg_value>\n<arg_key>days</arg_key>\n<arg_value> 3 </arg_value>\n', []),
+    'poolside_cut_mid_call': ('pre ', [('get_weather', '{"city": " Paris ", "days": 3}')]),
+    'poolside_non_ascii': ('日本語 ', [('get_weather', '{"city": "Ελλάδα"}')]),
+    'poolside_unknown_name': (None, [('nope', '{"a": 1}')]),
+    'poolside_no_name': ('x<tool_call><arg_key>a</arg_key><arg_value>1</arg_value></tool_call>', []),
+    'poolside_only_name': (None, [('ping', '{}')]),
+    'poolside_set_literal': ('<tool_call>search\n<arg_key>limit</arg_key>\n<arg_value>{1, 2}</arg_value>\n</tool_call>', []),
+}
+
+(test_one_shot_matches_vllm, test_every_case_has_an_expectation,
+ test_chunking_with_snapshot_restore_accumulates_to_one_shot, test_char_by_char_with_restore) = vllm_tests(CASES, EXPECTED, 50)
+
+
+@pytest.mark.parametrize(
+    "parser, required_and_named, engine",
+    [
+        ("poolside_v1", False, False),
+    ],
+)
+def test_class_flags_follow_vllm(parser, required_and_named, engine):
+    cls = registry.get_tool_parser(parser)
+    assert cls.supports_required_and_named is required_and_named
+    assert cls.engine_based is engine
+
+
+@pytest.mark.parametrize(
+    "parser, before, call",
+    [
+        ("poolside_v1", "One moment. ", P),
+    ],
+)
+def test_content_before_the_call_streams_before_the_end(parser, before, call):
+    deltas = feed_all(parser, [before, call[:5], call[5:]])
+    assert deltas[0].content == before
+    assert not deltas[1].content
+    assert sum(len(d.tool_calls) for d in deltas) == 1
+
+
+def test_snapshot_holds_only_undecided_text():
+    cls = registry.get_tool_parser("poolside_v1")
+    p = cls(ParseContext(tools=TOOLS, tool_choice="auto", vocab=vocab()))
+    p.feed("x" * 1000 + "<tool", [])
+    assert msgspec.to_builtins(p.snapshot()) == ["<tool", "open", True]
