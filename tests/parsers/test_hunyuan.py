@@ -1,8 +1,8 @@
 """Hunyuan (``families/hunyuan.py``): Hunyuan-A13B and Hunyuan V4 reasoning against vLLM 0.33's
 non-streaming ``extract_reasoning`` (run on the installed vLLM, Hunyuan V4 with unsuffixed
 ``<think>`` tokens); hy_v3 and hy_v4 tool calls against vLLM's own classes on the same texts
-(``held_block``); chunking invariance for both. hunyuan_a13b's tool calls are in
-``test_tool_held_json_families.py``.
+(``held_block``) and hunyuan_a13b's against vLLM's ``extract_tool_calls`` (``json_families``);
+chunking invariance for all.
 
 Known gaps:
 - the tool calls stream whole (no ``--tool-call-streaming incremental`` parser);
@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from feeding import ctx, parse, parser_cls, split, vocab
 from held_block import Cases, feed_all, vllm_tests
+from json_families import call_ids, family_tests
 from tokenbridge.parsers import registry
 
 QWEN = "qwen3"  # a real tokenizer with ``<think>``/``</think>`` as tokens
@@ -196,3 +197,42 @@ def test_hy_v4_without_vocab_listing_uses_plain_tags():
     """The vocabulary gives no token list to scan for a suffix: unsuffixed tags are read."""
     deltas = feed_all("hy_v4", ["<tool_calls>" + H4 + "</tool_calls>"])
     assert [c.name for d in deltas for c in d.tool_calls] == ["get_weather"]
+
+
+# -- hunyuan_a13b tool calls: vLLM 0.33's ``extract_tool_calls`` plus the serving layer's "no
+# call: raw content" rule ------------------------------------------------------------------------
+
+A13B_CASES = {
+    'hunyuan_a13b': [
+        ('plain',
+         'plain', []),
+        ('<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>',
+         '', [('get_weather', '{"city": "Paris"}')]),
+        ('Sure.\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"q": "東京 🚀"}}]</tool_calls> after',
+         'Sure.\n', [('get_weather', '{"city": "Paris"}'), ('search', '{"q": "東京 🚀"}')]),
+        ('<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+         '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]', []),
+        ('<tool_calls>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_calls>',
+         '<tool_calls>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_calls>', []),
+        ('<tool_calls>bad</tool_calls>x<tool_calls>[{"name": "search", "arguments": {"q": "東京 🚀"}}]</tool_calls>',
+         '<tool_calls>bad</tool_calls>x', [('search', '{"q": "東京 🚀"}')]),
+        ('<think><tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls></think> rest',
+         '<think><tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls></think> rest', []),
+        ('<tool_calls>[{"name": "f", "arguments": "s"}, {"name": "g"}, 3]</tool_calls>',
+         '', [('f', 's')]),
+        ('<tool_calls>[{"name": "f", "arguments": 5}]</tool_calls>',
+         '<tool_calls>[{"name": "f", "arguments": 5}]</tool_calls>', []),
+        ('<tool_calls>[]</tool_calls>',
+         '<tool_calls>[]</tool_calls>', []),
+        ('助手：hello',
+         '助手：hello', []),
+    ],
+}
+
+test_a13b_family, test_a13b_flags, test_a13b_chunking_invariance = family_tests(A13B_CASES, 40)
+
+
+def test_a13b_ids():
+    W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    h = call_ids("hunyuan_a13b", f"<tool_calls>[{W}]</tool_calls>")
+    assert h[0].startswith("call_") and len(h[0]) == 21

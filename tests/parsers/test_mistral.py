@@ -1,6 +1,6 @@
-"""Mistral (``families/mistral.py``): pre-v11 ``[TOOL_CALLS]`` JSON arrays against vLLM 0.33's
-rules, its reasoning against vLLM's non-streaming ``parse()``, and chunking invariance. The
-v11 ``[ARGS]`` format is in ``test_tool_held_json_families.py``, the incremental stream in
+"""Mistral (``families/mistral.py``): pre-v11 ``[TOOL_CALLS]`` JSON arrays and v11+
+``[TOOL_CALLS]name[ARGS]{…}`` calls against vLLM 0.33's rules, its reasoning against vLLM's
+non-streaming ``parse()``, and chunking invariance. The incremental stream is in
 ``test_tool_incremental.py``.
 
 Known gaps:
@@ -16,7 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feeding import SHARED_MARKERS, marker_vocab, parse, parser_cls, split
-from test_tool_json import TOOLS, run
+import json
+import shutil
+
+from tokenizers import AddedToken, Tokenizer
+
+from json_families import SYNTH, TOOLS, one, run
+from tokenbridge.model.tokenizer import HFTokenizer
+from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
 W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
@@ -140,3 +147,85 @@ def test_markers_in_prompt(tokens, prompt, ended):
     v = marker_vocab(tokens)
     ids = v.encode(prompt)
     assert parser_cls("mistral").reasoning_ended_in_prompt(ids, reasoning_ctx(v, prompt=ids)) is ended
+
+
+# ── Mistral v11+ ([ARGS] token) ───────────────────────────────────────────────────────────────
+
+
+@pytest.fixture(scope="module")
+def v11_vocab(tmp_path_factory):
+    """The synthetic tokenizer plus Mistral's v11 control tokens (a real tokenizers tokenizer)."""
+    folder = tmp_path_factory.mktemp("mistral-v11")
+    tok = Tokenizer.from_file(str(SYNTH / "tokenizer.json"))
+    tok.add_special_tokens([AddedToken(t, special=True) for t in ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]")])
+    tok.save(str(folder / "tokenizer.json"))
+    config = json.loads((SYNTH / "tokenizer_config.json").read_text())
+    config["additional_special_tokens"] = ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "</s>"]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    vocab = HFTokenizer(folder, config)
+    yield vocab
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+MW = '{"city": "Paris"}'
+MISTRAL_V11 = [
+    ("Bonjour.", "Bonjour.", []),
+    (f"Hi [TOOL_CALLS]get_weather[ARGS]{MW}", "Hi", [("get_weather", MW)]),
+    (f'[TOOL_CALLS]get_weather[ARGS]{MW}[TOOL_CALLS]search[ARGS]{{"q": "東京 🚀"}}', "",
+     [("get_weather", MW), ("search", '{"q": "東京 🚀"}')]),
+    (f"[TOOL_CALLS]get_weather{MW}", "", [("get_weather", MW)]),
+    (f"[TOOL_CALLS]get_weather[ARGS]{MW} trailing text", "", [("get_weather", MW)]),
+    ('[TOOL_CALLS]get_weather[ARGS]{"city": "Par', "", [("get_weather", '{"city": "Par')]),
+    ("[TOOL_CALLS]get_weather[ARGS]", "", [("get_weather", "{}")]),
+    ("[TOOL_CALLS]get_weather", "", [("get_weather", "{}")]),
+    ('[TOOL_CALLS]unknown_fn[ARGS]{"a": 1}', "", [("unknown_fn", '{"a": 1}')]),
+    (f"  \n[TOOL_CALLS]get_weather[ARGS]{MW}", "", [("get_weather", MW)]),
+    ('[TOOL_CALLS] get_weather [ARGS] {"city": "Paris", "days": "3"}', "",
+     [("get_weather", '{"city": "Paris", "days": 3}')]),
+    (f"[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{MW}", "", [("get_weatherabc123XYZ", MW)]),
+    ("a</s>b", "ab", []),
+    ('[TOOL_CALLS][ARGS]{"a": 1}', "", [("", '{"a": 1}')]),
+    ("[TOOL_CALLS]get_weather[ARGS]not json", "", [("get_weather", "not json")]),
+    (f"x [TOOL_CALLS]get_weather[ARGS]{MW}[TOOL_CALLS]bogus[ARGS]{{}}", "x",
+     [("get_weather", MW), ("bogus", "{}")]),
+    ('pre {"a": 1} [TOOL_CALLS]search[ARGS]{"q": 1}', 'pre {"a": 1}', [("search", '{"q": "1"}')]),
+    (f"[TOOL_CALLS]get_we{{ather[ARGS]{MW}", "", [("get_we", f"{{ather[ARGS]{MW}")]),
+    (f"[TOOL_CALLS][TOOL_CALLS]get_weather[ARGS]{MW}", "", [("[TOOL_CALLS]get_weather", MW)]),
+    ("a [ARGS] b", "a [ARGS] b", []),
+    ("[TOOL_CALLS]  ", "", [("", "{}")]),
+    ("[TOOL_CALLS]", "", []),
+    ("[TOOL_CALLS]get_</s>weather[ARGS]{\"city\": \"P</s>aris\"}", "", [("get_weather", MW)]),
+    ('[TOOL_CALLS]search[ARGS]{"q": "a"}{"q": "b"}', "", [("search", '{"q": "a"}')]),
+]
+
+
+def run_v11(vocab, pieces, tool_choice="auto", restore=False):
+    return run("mistral", pieces, tool_choice=tool_choice, restore=restore, vocab=vocab)
+
+
+@pytest.mark.parametrize("text,content,calls", MISTRAL_V11)
+def test_mistral_v11(v11_vocab, text, content, calls):
+    assert run_v11(v11_vocab, [text]) == (content, calls)
+
+
+def test_mistral_v11_tool_choice_none(v11_vocab):
+    text = f"x [TOOL_CALLS]get_weather[ARGS]{MW} tail"
+    assert run_v11(v11_vocab, [text], tool_choice="none") == ("x ", [])
+
+
+def test_mistral_older_format_unchanged_without_args_token():
+    assert one("mistral", f"[TOOL_CALLS]get_weather[ARGS]{MW}") == ("get_weather[ARGS]" + MW, [])
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(MISTRAL_V11), cuts=st.lists(st.integers(0, 90), max_size=6), restore=st.booleans())
+def test_mistral_v11_chunking(v11_vocab, case, cuts, restore):
+    text = case[0]
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
+    assert run_v11(v11_vocab, pieces, restore=restore) == run_v11(v11_vocab, [text])
+
+
+def test_flags():
+    assert registry.get_tool_parser("mistral").supports_required_and_named is False
+    assert registry.get_tool_parser("mistral").engine_based is True

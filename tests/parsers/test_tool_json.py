@@ -3,45 +3,15 @@ vLLM 0.33's non-streaming rules, and chunking invariance of the streaming parser
 
 from __future__ import annotations
 
-import json
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import feed
-from tokenbridge.model.tokenizer import HFTokenizer
+from json_families import TOOLS, one, run
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
-from conftest import MODELS
-
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
-    {"type": "function", "function": {"name": "search", "parameters": {
-        "type": "object", "properties": {"q": {"type": "string"}}}}},
-]
-SYNTH = MODELS / "synthetic-families"
-
-
-def _vocab():
-    return HFTokenizer(SYNTH, json.loads((SYNTH / "tokenizer_config.json").read_text()))
-
-
-VOCAB = _vocab()
-
-
-def run(parser_name: str, pieces: list[str], tool_choice="auto", tools=TOOLS, restore=False):
-    """Feed pieces (optionally through snapshot/restore between pieces); accumulate."""
-    ctx = ParseContext(tools=tools, tool_choice=tool_choice, vocab=VOCAB)
-    fed = feed(lambda: registry.get_tool_parser(parser_name)(ctx), pieces, restore)
-    return fed.content, fed.named_calls()
-
-
-def one(parser_name: str, text: str, **kw):
-    return run(parser_name, [text], **kw)
-
 
 W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 S = '{"name": "search", "arguments": {"q": "東京 🚀"}}'
