@@ -1,7 +1,8 @@
 """vLLM's qwen3 family (``families/qwen.py``): the ``granite_thinking_parser`` reasoning rows
-against vLLM 0.33's non-streaming ``extract_reasoning`` (synthetic-families tokenizer), and
-chunking invariance. Qwen3's own reasoning cases are in ``test_reasoning.py``, its
-``qwen3_coder`` tool calls in ``test_tool_xml.py`` and ``test_tool_incremental.py``.
+against vLLM 0.33's non-streaming ``extract_reasoning`` (synthetic-families tokenizer), the
+``qwen3_coder`` tool calls against its ``extract_tool_calls``, and chunking invariance for
+both. Qwen3's own reasoning cases are in ``test_reasoning.py``, the incremental stream in
+``test_tool_incremental.py``.
 
 Known gaps: none known for these parsers.
 """
@@ -12,7 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import msgspec
+
 from feeding import ctx, parse, parser_cls, split, vocab
+from tag_families import qcall, one, run, tag_ctx
+from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
 
@@ -67,3 +72,69 @@ def test_prompt_closes_reasoning():
     c = ctx("qwen3", prompt=closed)
     assert parser_cls("granite_thinking_parser").reasoning_ended_in_prompt(closed, c) is True
     assert parse("granite_thinking_parser", "Hello", c) == (None, "Hello")
+
+
+# -- qwen3_coder tool calls (the tag engine, ``engine/tags.py``) ------------------------------------
+
+# (family, output text, expected content, expected calls); expectations follow vLLM 0.33's
+# non-streaming extract_tool_calls for the same text.
+CASES = [
+    ("qwen3_coder", "The answer is 4.", "The answer is 4.", []),
+    ("qwen3_coder", qcall("get_weather", city="Paris"), None, [("get_weather", '{"city": "Paris"}')]),
+    ("qwen3_coder", qcall("get_weather", city="Paris", days="3", metric="true", ratio="null"),
+     None, [("get_weather", '{"city": "Paris", "days": 3, "metric": true, "ratio": null}')]),
+    ("qwen3_coder", qcall("get_weather", opts='{"a": 1}', ids='[1, "2"]'),
+     None, [("get_weather", '{"opts": {"a": 1}, "ids": [1, "2"]}')]),
+    # several calls, content before is stripped, text after the first call is dropped
+    ("qwen3_coder", "  Sure!\n\n" + qcall("search", q="a") + "\n" + qcall("search", q="b") + " bye",
+     "Sure!", [("search", '{"q": "a"}'), ("search", '{"q": "b"}')]),
+    # non-ASCII, value newlines beyond the wrapping ones are kept
+    ("qwen3_coder", qcall("search", q="日本 ☀️\n\nx"), None, [("search", '{"q": "日本 ☀️\\n\\nx"}')]),
+    # unknown function names are still calls for qwen3_coder
+    ("qwen3_coder", qcall("nope", a="1"), None, [("nope", '{"a": "1"}')]),
+    # missing </function></tool_call>: the call is closed at the end of the output
+    ("qwen3_coder", "<tool_call>\n<function=search>\n<parameter=q>\nx\n</parameter>\n",
+     None, [("search", '{"q": "x"}')]),
+    # length cut mid-call: the unfinished parameter is lost, the call stays
+    ("qwen3_coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar", None, [("get_weather", "{}")]),
+    ("qwen3_coder", "Hi <tool_call>\n<function=get_wea", "Hi", [("get_wea", "{}")]),
+    # an opener with no function: markup is dropped, no call
+    ("qwen3_coder", "Hi <tool_call>\n</tool_call> there", "Hi  there", []),
+    ("qwen3_coder", "Hi <tool_", "Hi <tool_", []),
+    # reasoning markup is content when no reasoning parser is configured
+    ("qwen3_coder", "<think>x</think>\n\nA" + qcall("search", q="z"), "<think>x</think>\n\nA",
+     [("search", '{"q": "z"}')]),
+    ("qwen3_coder", "\n\n" + qcall("search", q="z") + "\n", None, [("search", '{"q": "z"}')]),
+    ("qwen3_coder", "  lead and trail  ", "  lead and trail  ", []),
+]
+
+
+@pytest.mark.parametrize("name,text,content,calls", CASES)
+def test_one_shot(name, text, content, calls):
+    assert one(name, text) == (content, calls)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_random_chunkings_accumulate_to_one_shot(data):
+    name, text, _, _ = data.draw(st.sampled_from(CASES))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    restore = data.draw(st.booleans())
+    assert run(name, pieces, restore=restore) == one(name, text)
+
+
+def test_qwen_think_end_in_content_dropped_with_reasoning_parser():
+    assert one("qwen3_coder", "a</think>b", reasoning_parser="qwen3") == ("ab", [])
+
+
+def test_special_tokens_vanish():
+    assert one("qwen3_coder", "a<|im_start|>b") == ("ab", [])
+
+
+def test_snapshot_is_small_and_restorable():
+    text = "Hello " + qcall("search", q="a" * 50) + "x"
+    assert run("qwen3_coder", list(text), restore=True) == one("qwen3_coder", text)
+    parser = registry.get_tool_parser("qwen3_coder")(tag_ctx("qwen3_coder"))
+    parser.feed("Hello there, this is a long answer. " * 20, [])
+    assert len(msgspec.msgpack.encode(parser.snapshot())) < 100

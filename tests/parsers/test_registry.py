@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SHARED
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import ParseContext
+from tokenbridge.parsers.base import ParseContext, ToolParser
 
 VLLM_NAMES = json.loads((SHARED / "docs" / "parser-names.json").read_text())
 
@@ -81,3 +81,12 @@ def test_reasoning_parser_keeps_plain_text_whole(name):
         assert (r1 + r2, c1 + c2) == expected
     else:
         assert (r1 + r2, c1 + c2) in ((PLAIN, ""), ("", PLAIN))
+
+
+def test_names_registered_once():
+    rows = registry.describe()["tool"]
+    listed = [n for e in rows for n in (e["name"], *e["aliases"])]
+    for name in ("qwen3_coder", "qwen3_xml", "step5", "step3p5", "seed_oss", "mimo", "glm45",
+                 "glm47", "ling3"):
+        assert listed.count(name) == 1, name
+        assert issubclass(registry.get_tool_parser(name), ToolParser)

@@ -1,7 +1,7 @@
 """Step 3 (``families/step.py``) tool calls: one-shot answers equal vLLM 0.33's (recorded by
 running vLLM's own class on these texts), and any chunking with snapshot/restore between
-chunks accumulates to the same answer (``held_block``). The step3p5/step5 calls are qwen3_coder's
-(``test_tool_xml.py``, ``test_tool_incremental.py``).
+chunks accumulates to the same answer (``held_block``); step5's calls, in qwen3_coder's spelling,
+against vLLM's ``extract_tool_calls`` (the incremental stream in ``test_tool_incremental.py``).
 
 Known gaps:
 - tool calls stream whole (no ``--tool-call-streaming incremental`` parser).
@@ -10,7 +10,10 @@ Known gaps:
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tag_families import one, qcall, run
 from held_block import Cases, feed_all, vllm_tests
 from tokenbridge.parsers import registry
 
@@ -88,3 +91,28 @@ def test_step3_holds_leading_and_trailing_whitespace():
     deltas = feed_all("step3", ["  hi", " \n", B + W + E, " "])
     assert "".join(d.content for d in deltas) == "hi"
     assert deltas[0].content == ""
+
+
+# -- step5 tool calls: qwen3_coder's spelling (the tag engine) ---------------------------------------
+
+# (family, output text, expected content, expected calls); expectations follow vLLM 0.33's
+# non-streaming extract_tool_calls for the same text.
+XML_CASES = [
+    # step5 keeps content whitespace
+    ("step5", "  Sure! " + qcall("search", q="a"), "  Sure! ", [("search", '{"q": "a"}')]),
+]
+
+
+@pytest.mark.parametrize("name,text,content,calls", XML_CASES)
+def test_step5_one_shot(name, text, content, calls):
+    assert one(name, text) == (content, calls)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.data())
+def test_step5_random_chunkings_accumulate_to_one_shot(data):
+    name, text, _, _ = data.draw(st.sampled_from(XML_CASES))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    restore = data.draw(st.booleans())
+    assert run(name, pieces, restore=restore) == one(name, text)
