@@ -72,3 +72,17 @@ def family_tests(cases: dict, examples: int, required_and_named: bool = True):
         assert run(name, pieces, restore=restore) == one(name, text)
 
     return test_family, test_flags, test_chunking_invariance
+
+
+def chunking_test(pairs: list[tuple[str, str]], examples: int):
+    """Every chunking of each ``(parser, text)`` through snapshot/restore gives its one-shot answer."""
+
+    @settings(max_examples=examples, deadline=None)
+    @given(case=st.sampled_from(pairs), cuts=st.lists(st.integers(0, 200), max_size=8), restore=st.booleans())
+    def test_chunking_invariance(case, cuts, restore):
+        name, text = case
+        bounds = sorted({min(c, len(text)) for c in cuts})
+        pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
+        assert run(name, pieces, restore=restore) == one(name, text)
+
+    return test_chunking_invariance
