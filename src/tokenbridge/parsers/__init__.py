@@ -86,7 +86,7 @@ Adding a parser
    output so far. Fields are named after the attributes they save; a field typed as another
    ``ParserState`` saves the object in that attribute (a filter, an inner stream), one named
    ``base`` the parser's state as its base class; rules tying fields together go in the
-   state's ``__post_init__``. ``Stateful`` saves, validates and loads it: write no
+   state's ``check``. ``Stateful`` saves, validates and loads it: write no
    ``snapshot``/``restore`` (override ``load`` only to rebuild an object the state describes,
    as ``OpenCall`` does). Changing a state's layout means a new stream-state version
    (``derender.state.VERSION``) that still reads the previous one. A rule that mirrors a vLLM

@@ -104,12 +104,16 @@ class ParserState(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     a plain array. Each field is named after the parser attribute it saves; a field typed as
     another ``ParserState`` saves the object in that attribute (a filter, an inner stream), and
     one named ``base`` the parser's state as its base class (a subclass that adds fields). Rules
-    that tie fields together are checked in ``__post_init__`` (a ``ValueError`` there is a bad
-    state)."""
+    that tie fields together are checked in ``check`` (a ``ValueError`` there is a bad state),
+    once per restore rather than on every snapshot."""
 
     #: Stream-state version 2 saved this one-field state as the field's bare value; such a value
     #: is still read, for one release (``derender.state.READABLE_VERSIONS``).
     bare_in_v2: ClassVar[bool] = False
+
+    def check(self) -> None:
+        """Raise ``ValueError`` where the fields contradict each other. ``restore`` checks the
+        state it reads; an object loading a nested state checks that one."""
 
 
 class _Plan:
@@ -177,6 +181,7 @@ class Stateful:
             loaded = msgspec.convert(snap, state)
         except msgspec.ValidationError as e:
             raise ValueError(f"bad {type(self).__name__} state: {e}") from None
+        loaded.check()
         self.load(loaded)
 
     def load(self, state: ParserState) -> None:

@@ -21,9 +21,9 @@ class CallListState(ParserState):
     index: int = 0  # the next call's index
     call: CallObjectState | None = None  # the open call's parse position
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.call is not None and self.pos not in (ITEM_OR_CLOSE, ITEM):
-            raise ValueError("a call is open only at an item")
+            raise ValueError("bad tool parser state: a call is open only at an item")
 
 
 class StreamedCallList(OpenCall, ToolParser):

@@ -45,9 +45,9 @@ class CallObjectState(ParserState):
     has_args: bool
     held_args: str
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if (self.sub is None) != (self.pos != MEMBER):
-            raise ValueError("a member is read exactly at MEMBER")
+            raise ValueError("bad call object state: a member is read exactly at MEMBER")
 
 
 class CallObject(Stateful):
@@ -186,6 +186,7 @@ class CallObject(Stateful):
                                self.buf, self.named, self.has_args, self.held_args)
 
     def load(self, state: CallObjectState) -> None:
+        state.check()
         self.pos, self.member, self.key, self.buf, self.named, self.has_args, self.held_args = (
             state.pos, state.member, state.key, state.buf, state.named, state.has_args, state.held_args)
         self.sub = None
@@ -196,8 +197,8 @@ class CallObject(Stateful):
 
 class OpenCall(Stateful):
     """A parser reading at most one call object at a time: ``_call``, saved as its state's
-    ``call`` (where the state may hold one, its ``__post_init__`` says). The JSON call streams
-    below build their states directly (the hottest snapshots of a stream)."""
+    ``call`` (where the state may hold one, its ``check`` says). The JSON call streams
+    below save and load their states directly (the hottest states of a stream)."""
 
     _call: CallObject | None
     call: CallObjectState | None
@@ -232,10 +233,14 @@ class OpenCall(Stateful):
 
     def load(self, state: ParserState) -> None:
         super().load(state)
-        self._call = None
-        if self.call is not None:
-            self._call = self._new_call()
-            self._call.load(self.call)
+        self._call = self._loaded_call(self.call)
+
+    def _loaded_call(self, state: CallObjectState | None) -> CallObject | None:
+        if state is None:
+            return None
+        call = self._new_call()
+        call.load(state)
+        return call
 
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
@@ -248,9 +253,9 @@ class JsonCallsState(ParserState):
     raw: str  # the open call's text while its name is not yet sent
     call: CallObjectState | None  # exactly in CALL
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if (self.call is None) != (self.mode != CALL):
-            raise ValueError("a call is open exactly in CALL")
+            raise ValueError("bad tool parser state: a call is open exactly in CALL")
 
 
 class StreamedJsonCalls(OpenCall, ToolParser):
@@ -279,6 +284,10 @@ class StreamedJsonCalls(OpenCall, ToolParser):
     def snapshot(self) -> JsonCallsState:
         call = None if self._call is None else self._call.snapshot()
         return JsonCallsState(self.mode, self.buf, self.index, self.raw, call)
+
+    def load(self, state: JsonCallsState) -> None:
+        self.mode, self.buf, self.index, self.raw = state.mode, state.buf, state.index, state.raw
+        self._call = self._loaded_call(state.call)
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         if not text and not self.buf:  # a chunk of reasoning: nothing to read, in any mode
@@ -374,9 +383,9 @@ class BareJsonCallsState(ParserState):
     glued: bool  # the previous call's object just closed
     call: CallObjectState | None  # exactly in CALL
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if (self.call is None) != (self.mode != CALL):
-            raise ValueError("a call is open exactly in CALL")
+            raise ValueError("bad tool parser state: a call is open exactly in CALL")
 
 
 class StreamedBareJsonCalls(OpenCall, ToolParser):
@@ -398,6 +407,10 @@ class StreamedBareJsonCalls(OpenCall, ToolParser):
     def snapshot(self) -> BareJsonCallsState:
         call = None if self._call is None else self._call.snapshot()
         return BareJsonCallsState(self.mode, self.raw, self.index, self.glued, call)
+
+    def load(self, state: BareJsonCallsState) -> None:
+        self.mode, self.raw, self.index, self.glued = state.mode, state.raw, state.index, state.glued
+        self._call = self._loaded_call(state.call)
 
     def feed(self, text: str, token_ids: list[int]) -> Delta:
         content: list[str] = []

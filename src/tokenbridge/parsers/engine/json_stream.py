@@ -62,6 +62,11 @@ class JsonStreamState(ParserState):
     stack: Annotated[str, msgspec.Meta(max_length=MAX_DEPTH)]  # the open containers, "{" or "["
     pending: Annotated[str, msgspec.Meta(max_length=MAX_PENDING)]  # raw text read but not yet decided
 
+    def check(self) -> None:
+        # Not a pattern of the field: msgspec's pattern check costs more than the rest of a restore.
+        if self.stack.strip("{["):
+            raise ValueError("bad JSON stream state: the containers are '{' or '['")
+
 
 class JsonStream(Stateful):
     """Re-serializes one JSON value; ``feed`` returns ``(output, consumed)``.
@@ -93,10 +98,7 @@ class JsonStream(Stateful):
         return JsonStreamState(self.mode, self.stack, self.pending)
 
     def load(self, state: JsonStreamState) -> None:
-        # Checked here rather than as a pattern of the field: msgspec's pattern check costs
-        # more than the rest of a restore.
-        if state.stack.strip("{["):
-            raise ValueError("bad JSON stream state: containers are '{' or '['")
+        state.check()
         self.mode, self.stack, self.pending = state.mode, state.stack, state.pending
 
     @property

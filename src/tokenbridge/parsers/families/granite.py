@@ -209,9 +209,9 @@ class GraniteStreamState(ParserState):
     raw: str = ""  # the open element's text while its name is not sent yet
     call: CallObjectState | None = None  # the open element's parse position, exactly in ELEMENT
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if (self.call is None) != (self.mode != ELEMENT):
-            raise ValueError("a call is open exactly in ELEMENT")
+            raise ValueError("bad granite parser state: a call is open exactly in ELEMENT")
 
 
 class GraniteStreamedCalls(OpenCall, ToolParser):

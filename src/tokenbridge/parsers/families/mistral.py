@@ -198,9 +198,9 @@ class MistralStreamState(ParserState):
     raw: str = ""  # the open call's text while its name is not sent yet; leading blanks when forced
     call: CallObjectState | None = None  # the open call's parse position
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.call is not None and self.mode not in (LIST, OBJECT):
-            raise ValueError("a call is open only in a list or an object")
+            raise ValueError("bad mistral parser state: a call is open only in a list or an object")
 
 
 class MistralStreamedCalls(OpenCall, MistralToolParser):
