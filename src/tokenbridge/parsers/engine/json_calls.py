@@ -282,10 +282,15 @@ class StreamedJsonCalls(OpenCall, ToolParser):
         self.mode, self.buf, self.index, self.raw, self._call = CONTENT, "", 0, "", None
 
     def snapshot(self) -> JsonCallsState:
+        if self.State is not JsonCallsState:  # a subclass that adds fields: the general way
+            return OpenCall.snapshot(self)
         call = None if self._call is None else self._call.snapshot()
         return JsonCallsState(self.mode, self.buf, self.index, self.raw, call)
 
     def load(self, state: JsonCallsState) -> None:
+        if type(state) is not JsonCallsState:
+            OpenCall.load(self, state)
+            return
         self.mode, self.buf, self.index, self.raw = state.mode, state.buf, state.index, state.raw
         self._call = self._loaded_call(state.call)
 

@@ -63,6 +63,10 @@ class PythonCallsState(ParserState):
     held_key: str | None = None  # that element as a dict key (None: it cannot be one)
     broken: str | None = None
 
+    def check(self) -> None:
+        if len(self.stack) > MAX_DEPTH or self.stack.strip("LC[tsdkpb") or len(self.pending) > MAX_PENDING:
+            raise ValueError("bad pythonic call state")
+
 
 class PythonCallStream:
     """Reads one call list; ``feed(text)`` returns the deltas decided (see the module doc), and
@@ -87,9 +91,8 @@ class PythonCallStream:
     def snapshot(self) -> PythonCallsState:
         return self.s
 
-    def restore(self, state: PythonCallsState) -> None:
-        if len(state.stack) > MAX_DEPTH or state.stack.strip("LC[tsdkpb") or len(state.pending) > MAX_PENDING:
-            raise ValueError("bad pythonic call state")
+    def load(self, state: PythonCallsState) -> None:
+        state.check()
         self.s = state
 
     def feed(self, text: str) -> list[ToolCallDelta]:

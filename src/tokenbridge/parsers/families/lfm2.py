@@ -193,7 +193,7 @@ class Lfm2StreamedCalls(ToolParser):
         super().load(state)
         self._calls = PythonCallStream(pattern=False)
         if self.calls is not None:
-            self._calls.restore(self.calls)
+            self._calls.load(self.calls)
         self.calls = None
 
 

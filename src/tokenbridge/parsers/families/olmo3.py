@@ -177,7 +177,7 @@ class Olmo3StreamedCalls(ToolParser):
         super().load(state)
         self._calls = PythonCallStream()
         if self.calls is not None:
-            self._calls.restore(self.calls)
+            self._calls.load(self.calls)
         elif self.where == LINES:
             self._calls.feed("[")
         self.calls = None

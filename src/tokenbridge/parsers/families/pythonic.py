@@ -311,7 +311,7 @@ class StreamedPythonicToolParser(ToolParser):
         super().load(state)
         self._calls = PythonCallStream()
         if self.calls is not None:
-            self._calls.restore(self.calls)
+            self._calls.load(self.calls)
         self.calls = None
 
 
