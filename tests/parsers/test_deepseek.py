@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import feed
+from feeding import ctx, feed, parse, parser_cls, vocab
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
@@ -87,3 +87,37 @@ def test_peer_spellings_resolve():
         assert registry.get_tool_parser(alias) is registry.get_tool_parser("deepseek_v3")
     for alias in ("deepseekv31", "deepseek31", "deepseek_v3_1", "deepseekv3.1"):
         assert registry.get_tool_parser(alias) is registry.get_tool_parser("deepseek_v31")
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_deepseek_r1():
+    c = ctx("deepseek-v3")
+    assert parse("deepseek_r1", "", c) == ("", None)  # reasoning present even when empty
+    assert parse("deepseek_r1", "a</think>", c) == ("a", None)
+    assert parse("deepseek_r1", "a</think>\n\nb</think>", c) == ("a", "\n\nb</think>")
+    assert parse("deepseek_r1", "x<think>a</think>b", c) == ("a", "b")  # text before start dropped
+    assert parse("deepseek_r1", "no end marker", c) == ("no end marker", None)
+    # A tool call inside reasoning does not end it (R1 has no implicit end).
+    tc = "a<｜tool▁calls▁begin｜>b"
+    assert parse("deepseek_r1", tc, c) == (tc, None)
+
+
+def test_deepseek_r1_start_window():
+    """A start marker past the window is text: the one bounded deviation from vLLM."""
+    c = ctx("deepseek-v3")
+    late = "x" * 100 + "<think>a</think>b"
+    assert parse("deepseek_r1", late, c) == ("x" * 100 + "<think>a", "b")
+
+
+def test_deepseek_v3_switch():
+    c = ctx("deepseek-v3")
+    assert parse("deepseek_v3", "<think>a</think>b", c) == (None, "<think>a</think>b")
+    assert parse("deepseek_v3", "", c) == (None, "")  # identity keeps empty content
+    on = ctx("deepseek-v3", {"thinking": True})
+    assert parse("deepseek_v3", "a</think>b", on) == ("a", "b")
+    assert parse("holo2", "a</think>b", ctx("deepseek-v3")) == ("a", "b")
+    v = vocab("deepseek-v3")
+    ids = v.encode("<｜Assistant｜><think>\n")
+    assert parser_cls("deepseek_v3").reasoning_ended_in_prompt(ids, c) is True
+    assert parser_cls("deepseek_v3").reasoning_ended_in_prompt(ids, on) is False

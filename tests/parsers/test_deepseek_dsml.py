@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import feed
+from feeding import ctx, feed, parse
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
@@ -187,3 +187,14 @@ def test_char_by_char_equals_one_shot():
     for parser in DIALECTS:
         text = markup(parser, "Hi{S}" + WEATHER + '{I:search}{P:q:true}東京{/P}{/I}{E}')
         assert run(parser, list(text)) == run(parser, [text])
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_deepseek_v4_reasoning():
+    c = ctx("deepseek-v3")
+    assert parse("deepseek_v4", "a \n</think>b", c) == ("a", "b")
+    assert parse("deepseek_v4", "a<｜DSML｜tool_calls>x", c) == ("a", "<｜DSML｜tool_calls>x")
+    off = ctx("deepseek-v3", {"thinking": False})
+    assert parse("deepseek_v4", "x<think>a</think>b", off) == ("a", "xb")  # content reopens
+    assert parse("deepseek_v41", "a<｜DSML｜ calls>x", c) == ("a", "<｜DSML｜ calls>x")

@@ -9,6 +9,7 @@ Known gaps:
 
 from __future__ import annotations
 
+from feeding import ctx, parse
 from json_families import family_tests, TOOLS
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
@@ -46,3 +47,11 @@ def test_streams_content_before_marker():
     p = registry.get_tool_parser("ernie45")(ParseContext(tools=TOOLS, tool_choice="auto"))
     assert p.feed("Answer\n\n", []).content == "Answer"
     assert p.feed("<tool_", []).content == ""
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_ernie45_reasoning():
+    c = ctx()
+    e = "a\n</think>\n\n<response>\ndef\n</response>\n"
+    assert parse("ernie45", e, c) == ("a\n", "\ndef\n")

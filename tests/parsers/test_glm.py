@@ -6,6 +6,7 @@ Known gaps: none known (the incremental stream is in ``test_tool_incremental.py`
 
 from __future__ import annotations
 
+from feeding import ctx, parse
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -53,3 +54,14 @@ def test_glm_reasoning_markup_depends_on_reasoning_parser():
     # with thinking off the markers are plain text even then
     off = one("glm45", text, reasoning_parser="glm45", chat_template_kwargs={"enable_thinking": False})
     assert off == ("<think>x</think>A", [("search", '{"q": "z"}')])
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_glm45_reasoning():
+    c = ctx("synthetic-families")
+    assert parse("glm45", "a \n</think>\n\nb", c) == ("a", "\n\nb")  # trailing ws stripped
+    assert parse("glm45", "a</think>b<think>c \n</think>d", c) == ("ac", "bd")  # reopens
+    assert parse("glm45", "a<tool_call>f\n</tool_call>", c) == ("a", "<tool_call>f\n</tool_call>")
+    off = ctx("synthetic-families", {"enable_thinking": False})
+    assert parse("glm47", "<think>a</think>b", off) == (None, "<think>a</think>b")

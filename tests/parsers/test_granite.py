@@ -10,6 +10,7 @@ documented answers for malformed calls, are in ``test_tool_incremental.py``; Gra
 
 from __future__ import annotations
 
+from feeding import ctx, parse
 import pytest
 
 from json_families import TOOLS, call_ids, chunking_test, family_tests, one
@@ -138,3 +139,12 @@ def test_granite3_flags():
 
 
 test_granite3_chunking_invariance = chunking_test([("granite", t) for t, _, _ in GRANITE_CASES], 15)
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_granite_reasoning():
+    c = ctx()
+    g = "Here is my thought process: hm Here's my response: ok"
+    assert parse("granite", g, c) == (" hm ", " ok")
+    assert parse("granite", "plain", c) == (None, "plain")

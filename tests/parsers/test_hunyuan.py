@@ -236,3 +236,11 @@ def test_a13b_ids():
     W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
     h = call_ids("hunyuan_a13b", f"<tool_calls>[{W}]</tool_calls>")
     assert h[0].startswith("call_") and len(h[0]) == 21
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_hy_v3_reasoning():
+    c = ctx("qwen3")
+    assert parse("hy_v3", "a</think>b", c) == (None, "a</think>b")
+    assert parse("hy_v3", "a</think>b", ctx(kwargs={"reasoning_effort": "high"})) == ("a", "b")

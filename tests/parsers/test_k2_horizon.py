@@ -10,6 +10,7 @@ Known gaps:
 
 from __future__ import annotations
 
+from feeding import ctx, parse
 import pytest
 
 from held_block import Cases, feed_all, vllm_tests
@@ -118,3 +119,12 @@ def test_k2_horizon_unsupported_format_is_content():
     deltas = feed_all("k2_horizon", [text], chat_template_kwargs={"tool_call_format": "yaml"})
     assert "".join(d.content for d in deltas) == text
     assert not any(d.tool_calls for d in deltas)
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_k2_horizon_reasoning():
+    c = ctx()
+    assert parse("k2_horizon", "<ifm|think>a</ifm|think>b", c) == ("a", "b")
+    assert parse("k2_horizon", "a<ifm|tool_calls>x", c) == ("a", "<ifm|tool_calls>x")
+    assert parse("k2_horizon", "plain", c) == ("", "plain")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import feed
+from feeding import ctx, feed, parse
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
@@ -93,3 +93,14 @@ def test_snapshot_restore_continues_identically():
     assert [(t.id, t.name) for t in out.tool_calls + d.tool_calls + f.tool_calls] == [
         ("functions.get_weather:0", "get_weather")]
     assert registry.get_tool_parser("kimik2") is cls
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_kimi_k2_reasoning():
+    c = ctx("synthetic-families")
+    tc = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+    assert parse("kimi_k2", "a\n" + tc, c) == ("a", tc)
+    assert parse("kimi_k2", "<think>a</think>b", c) == ("a", "b")
+    off = ctx("synthetic-families", {"thinking": False})
+    assert parse("kimi_k2", "a</think>b", off) == (None, "a</think>b")

@@ -208,3 +208,11 @@ def test_reasoning_random_text_chunking(text, data):
     cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=5))
     c = _reasoning_ctx(kw, None)
     assert parse(name, text, c, split(text, cuts)) == parse(name, text, c)
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_append_think_reasoning():
+    c = ctx("qwen3")
+    assert parse("minimax_m2_append_think", "a</think>b", c) == (None, "<think>a</think>b")
+    assert parse("minimax_m2_append_think", "", c) == (None, "<think>")

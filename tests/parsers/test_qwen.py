@@ -138,3 +138,51 @@ def test_snapshot_is_small_and_restorable():
     parser = registry.get_tool_parser("qwen3_coder")(tag_ctx("qwen3_coder"))
     parser.feed("Hello there, this is a long answer. " * 20, [])
     assert len(msgspec.msgpack.encode(parser.snapshot())) < 100
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+QWEN3_CASES = [
+    ("<think>hm</think>\n\nHi", ("hm", "\n\nHi")),
+    ("Hello there!", ("Hello there!", None)),  # starts inside reasoning
+    ("Let me check.\n</think>\n\nok", ("Let me check.\n", "\n\nok")),  # trailing ws kept
+    ("", (None, None)),
+    ("<think>cut by length", ("cut by length", None)),  # missing end marker
+    ("a<tool_call>\n{}\n</tool_call>", ("a", "<tool_call>\n{}\n</tool_call>")),  # implicit end
+    ("a</think>b</think>c", ("a", "bc")),  # stray end marker in content is dropped
+    ("a</think>b<think>c", ("a", "b<think>c")),  # start marker in content is text
+    ("x<|im_start|>y</think><|endoftext|>z", ("xy", "z")),  # special tokens vanish
+    ("日本</think>é😀", ("日本", "é😀")),
+]
+
+
+@pytest.mark.parametrize("text,expected", QWEN3_CASES)
+def test_qwen3(text, expected):
+    assert parse("qwen3", text, ctx()) == expected
+
+
+def test_qwen3_thinking_off_is_all_content():
+    c = ctx(kwargs={"enable_thinking": False})
+    assert parse("qwen3", "<think>a</think>b", c) == (None, "<think>a</think>b")
+
+
+def test_qwen3_prompt_closes_reasoning():
+    v = vocab("qwen3")
+    closed = v.encode("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    c = ctx(prompt=closed)
+    assert parser_cls("qwen3").reasoning_ended_in_prompt(closed, c) is True
+    assert parse("qwen3", "Hello there!", c) == (None, "Hello there!")
+    # A closed block in an earlier turn does not count.
+    earlier = v.encode("<|im_start|>assistant\n<think>x</think>y<|im_end|>\n<|im_start|>assistant\n")
+    assert parser_cls("qwen3").reasoning_ended_in_prompt(earlier, ctx(prompt=earlier)) is False
+    opened = v.encode("<|im_start|>assistant\n<think>\n")
+    assert parser_cls("qwen3").reasoning_ended_in_prompt(opened, ctx(prompt=opened)) is False
+
+
+def test_nemotron_force_content():
+    c = ctx(kwargs={"force_nonempty_content": True})
+    assert parse("nemotron_v3", "only thoughts", c) == (None, "only thoughts")
+    assert parse("nemotron_v3", "t</think>answer", c) == ("t", "answer")
+    off = ctx(kwargs={"enable_thinking": False})
+    assert parse("nemotron_v3", "", off) == ("", None)
+    assert parse("nemotron_v3", "t</think>a", ctx()) == ("t", "a")

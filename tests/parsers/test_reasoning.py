@@ -1,4 +1,5 @@
-"""Reasoning parsers: vLLM 0.33's one-shot split, chunking invariance, and the parity corpus."""
+"""Reasoning across the registry: every parser is chunking invariant, and the parity corpus's
+reasoning split and ``reasoning_ended``. Each family's own cases are in its ``test_<family>.py``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import SHARED
 from feeding import ctx, parse, parser_cls, vocab
+from test_qwen import QWEN3_CASES
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
@@ -17,140 +19,6 @@ MODELS = SHARED / "models"
 CASES = SHARED / "parity" / "cases"
 
 registry.load_all()
-
-
-# -- one-shot behaviour per family ----------------------------------------------------------
-
-QWEN3_CASES = [
-    ("<think>hm</think>\n\nHi", ("hm", "\n\nHi")),
-    ("Hello there!", ("Hello there!", None)),  # starts inside reasoning
-    ("Let me check.\n</think>\n\nok", ("Let me check.\n", "\n\nok")),  # trailing ws kept
-    ("", (None, None)),
-    ("<think>cut by length", ("cut by length", None)),  # missing end marker
-    ("a<tool_call>\n{}\n</tool_call>", ("a", "<tool_call>\n{}\n</tool_call>")),  # implicit end
-    ("a</think>b</think>c", ("a", "bc")),  # stray end marker in content is dropped
-    ("a</think>b<think>c", ("a", "b<think>c")),  # start marker in content is text
-    ("x<|im_start|>y</think><|endoftext|>z", ("xy", "z")),  # special tokens vanish
-    ("日本</think>é😀", ("日本", "é😀")),
-]
-
-
-@pytest.mark.parametrize("text,expected", QWEN3_CASES)
-def test_qwen3(text, expected):
-    assert parse("qwen3", text, ctx()) == expected
-
-
-def test_qwen3_thinking_off_is_all_content():
-    c = ctx(kwargs={"enable_thinking": False})
-    assert parse("qwen3", "<think>a</think>b", c) == (None, "<think>a</think>b")
-
-
-def test_qwen3_prompt_closes_reasoning():
-    v = vocab("qwen3")
-    closed = v.encode("<|im_start|>assistant\n<think>\n\n</think>\n\n")
-    c = ctx(prompt=closed)
-    assert parser_cls("qwen3").reasoning_ended_in_prompt(closed, c) is True
-    assert parse("qwen3", "Hello there!", c) == (None, "Hello there!")
-    # A closed block in an earlier turn does not count.
-    earlier = v.encode("<|im_start|>assistant\n<think>x</think>y<|im_end|>\n<|im_start|>assistant\n")
-    assert parser_cls("qwen3").reasoning_ended_in_prompt(earlier, ctx(prompt=earlier)) is False
-    opened = v.encode("<|im_start|>assistant\n<think>\n")
-    assert parser_cls("qwen3").reasoning_ended_in_prompt(opened, ctx(prompt=opened)) is False
-
-
-def test_deepseek_r1():
-    c = ctx("deepseek-v3")
-    assert parse("deepseek_r1", "", c) == ("", None)  # reasoning present even when empty
-    assert parse("deepseek_r1", "a</think>", c) == ("a", None)
-    assert parse("deepseek_r1", "a</think>\n\nb</think>", c) == ("a", "\n\nb</think>")
-    assert parse("deepseek_r1", "x<think>a</think>b", c) == ("a", "b")  # text before start dropped
-    assert parse("deepseek_r1", "no end marker", c) == ("no end marker", None)
-    # A tool call inside reasoning does not end it (R1 has no implicit end).
-    tc = "a<｜tool▁calls▁begin｜>b"
-    assert parse("deepseek_r1", tc, c) == (tc, None)
-    assert parse("step5", "a</think>b", c) == ("a", "b")
-
-
-def test_deepseek_r1_start_window():
-    """A start marker past the window is text: the one bounded deviation from vLLM."""
-    c = ctx("deepseek-v3")
-    late = "x" * 100 + "<think>a</think>b"
-    assert parse("deepseek_r1", late, c) == ("x" * 100 + "<think>a", "b")
-
-
-def test_deepseek_v3_switch():
-    c = ctx("deepseek-v3")
-    assert parse("deepseek_v3", "<think>a</think>b", c) == (None, "<think>a</think>b")
-    assert parse("deepseek_v3", "", c) == (None, "")  # identity keeps empty content
-    on = ctx("deepseek-v3", {"thinking": True})
-    assert parse("deepseek_v3", "a</think>b", on) == ("a", "b")
-    assert parse("holo2", "a</think>b", ctx("deepseek-v3")) == ("a", "b")
-    v = vocab("deepseek-v3")
-    ids = v.encode("<｜Assistant｜><think>\n")
-    assert parser_cls("deepseek_v3").reasoning_ended_in_prompt(ids, c) is True
-    assert parser_cls("deepseek_v3").reasoning_ended_in_prompt(ids, on) is False
-
-
-def test_glm45():
-    c = ctx("synthetic-families")
-    assert parse("glm45", "a \n</think>\n\nb", c) == ("a", "\n\nb")  # trailing ws stripped
-    assert parse("glm45", "a</think>b<think>c \n</think>d", c) == ("ac", "bd")  # reopens
-    assert parse("glm45", "a<tool_call>f\n</tool_call>", c) == ("a", "<tool_call>f\n</tool_call>")
-    off = ctx("synthetic-families", {"enable_thinking": False})
-    assert parse("glm47", "<think>a</think>b", off) == (None, "<think>a</think>b")
-
-
-def test_kimi_k2():
-    c = ctx("synthetic-families")
-    tc = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
-    assert parse("kimi_k2", "a\n" + tc, c) == ("a", tc)
-    assert parse("kimi_k2", "<think>a</think>b", c) == ("a", "b")
-    off = ctx("synthetic-families", {"thinking": False})
-    assert parse("kimi_k2", "a</think>b", off) == (None, "a</think>b")
-
-
-def test_other_marker_families():
-    c = ctx("qwen3")
-    assert parse("step3", "<think>a</think>b", c) == ("<think>a", "b")
-    assert parse("step3", "", c) == ("", None)
-    assert parse("step3p5", "a \n</think>\nb", c) == ("a", "\nb")
-    assert parse("mimo", "a</think>b", c) == ("a", "b")
-    assert parse("seed_oss", "a</seed:think>b", c) == ("a", "b")
-    assert parse("seed_oss", "a<seed:tool_call>x", c) == ("a", "<seed:tool_call>x")
-    assert parse("minimax_m2_append_think", "a</think>b", c) == (None, "<think>a</think>b")
-    assert parse("minimax_m2_append_think", "", c) == (None, "<think>")
-    assert parse("hy_v3", "a</think>b", c) == (None, "a</think>b")
-    assert parse("hy_v3", "a</think>b", ctx(kwargs={"reasoning_effort": "high"})) == ("a", "b")
-
-
-def test_deepseek_v4():
-    c = ctx("deepseek-v3")
-    assert parse("deepseek_v4", "a \n</think>b", c) == ("a", "b")
-    assert parse("deepseek_v4", "a<｜DSML｜tool_calls>x", c) == ("a", "<｜DSML｜tool_calls>x")
-    off = ctx("deepseek-v3", {"thinking": False})
-    assert parse("deepseek_v4", "x<think>a</think>b", off) == ("a", "xb")  # content reopens
-    assert parse("deepseek_v41", "a<｜DSML｜ calls>x", c) == ("a", "<｜DSML｜ calls>x")
-
-
-def test_nemotron_force_content():
-    c = ctx(kwargs={"force_nonempty_content": True})
-    assert parse("nemotron_v3", "only thoughts", c) == (None, "only thoughts")
-    assert parse("nemotron_v3", "t</think>answer", c) == ("t", "answer")
-    off = ctx(kwargs={"enable_thinking": False})
-    assert parse("nemotron_v3", "", off) == ("", None)
-    assert parse("nemotron_v3", "t</think>a", ctx()) == ("t", "a")
-
-
-def test_whole_text_families():
-    c = ctx()
-    g = "Here is my thought process: hm Here's my response: ok"
-    assert parse("granite", g, c) == (" hm ", " ok")
-    assert parse("granite", "plain", c) == (None, "plain")
-    assert parse("k2_horizon", "<ifm|think>a</ifm|think>b", c) == ("a", "b")
-    assert parse("k2_horizon", "a<ifm|tool_calls>x", c) == ("a", "<ifm|tool_calls>x")
-    assert parse("k2_horizon", "plain", c) == ("", "plain")
-    e = "a\n</think>\n\n<response>\ndef\n</response>\n"
-    assert parse("ernie45", e, c) == ("a\n", "\ndef\n")
 
 
 # -- chunking invariance ----------------------------------------------------------------------

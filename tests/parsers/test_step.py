@@ -9,6 +9,7 @@ Known gaps:
 
 from __future__ import annotations
 
+from feeding import ctx, parse
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -116,3 +117,13 @@ def test_step5_random_chunkings_accumulate_to_one_shot(data):
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
     restore = data.draw(st.booleans())
     assert run(name, pieces, restore=restore) == one(name, text)
+
+
+# -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------
+
+def test_step_reasoning():
+    c = ctx("qwen3")
+    assert parse("step3", "<think>a</think>b", c) == ("<think>a", "b")
+    assert parse("step3", "", c) == ("", None)
+    assert parse("step3p5", "a \n</think>\nb", c) == ("a", "\nb")
+    assert parse("step5", "a</think>b", ctx("deepseek-v3")) == ("a", "b")
