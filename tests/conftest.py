@@ -20,8 +20,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tokenbridge.config import ServeConfig
+
+# CI replays the same examples on every run (seeded from each test's name), so a red CI is a
+# reproducible failure; a developer's run explores new ones.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TOKENBRIDGE_SHARED", ROOT.parent / "shared")).resolve()
