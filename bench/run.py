@@ -142,7 +142,10 @@ def tree_rss_mb(pid: int) -> float:
 def start(server: Server, pin: bool, timeout: float = 180) -> None:
     t0 = time.perf_counter()
     cmd = ["taskset", "-c", server.cpus, *server.cmd] if pin else server.cmd
-    server.proc = subprocess.Popen(cmd, env={**os.environ, **server.env}, start_new_session=True,
+    # Servers start as on a user's machine, where imports read cached bytecode: a shell that sets
+    # PYTHONDONTWRITEBYTECODE would make every start compile each module again (~0.3 s of ready).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    server.proc = subprocess.Popen(cmd, env={**env, **server.env}, start_new_session=True,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{server.port}{server.health}"
     while time.perf_counter() - t0 < timeout:
