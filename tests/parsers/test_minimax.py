@@ -11,38 +11,13 @@ Known gaps:
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import MODELS
-from feeding import ctx, parse, run_tools, split
-from tokenbridge.model.tokenizer import HFTokenizer
-from tokenbridge.parsers import registry
+from feeding import ctx, parse, split
+from engine_families import assert_engine_based, assert_random_chunking_is_one_shot, one
 from tokenbridge.parsers.base import ParseContext
-
-QWEN3 = MODELS / "qwen3"
-VOCAB = HFTokenizer(QWEN3, json.loads((QWEN3 / "tokenizer_config.json").read_text()))
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {
-            "city": {"type": "string"}, "days": {"type": "integer"}, "metric": {"type": "boolean"},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "opts": {"type": "object", "properties": {"n": {"type": "integer"}}},
-        }}}},
-    {"type": "function", "function": {"name": "search", "parameters": {
-        "type": "object", "properties": {"q": {"type": "string"}}}}},
-]
-
-
-def run(name: str, pieces: list[str], restore: bool = False, vocab=None, **kw):
-    return run_tools(name, pieces, TOOLS, restore, vocab, **kw)
-
-
-def one(name: str, text: str, **kw):
-    return run(name, [text], **kw)
 
 
 # ── MiniMax-M2 ──────────────────────────────────────────────────────────────────────────────
@@ -135,22 +110,13 @@ def test_minimax_m3_schema_of_first_identical_call():
 
 
 def test_names_and_flags():
-    for name in ('minimax_m2', 'minimax-m2', 'minimax', 'minimax_m3', 'minimax-m3'):
-        cls = registry.get_tool_parser(name)
-        assert cls is not None and cls.engine_based and not cls.supports_required_and_named
+    assert_engine_based(('minimax_m2', 'minimax-m2', 'minimax', 'minimax_m3', 'minimax-m3'))
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.data())
 def test_random_chunkings_accumulate_to_one_shot(data):
-    name, text, _, _ = data.draw(st.sampled_from(CASES))
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
-    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
-    restore = data.draw(st.booleans())
-    choice = data.draw(st.sampled_from(["auto", "none"]))
-    vocab = VOCAB if name == "plamo3" and data.draw(st.booleans()) else None
-    assert run(name, pieces, restore=restore, tool_choice=choice, vocab=vocab) == one(
-        name, text, tool_choice=choice, vocab=vocab)
+    assert_random_chunking_is_one_shot(data, CASES)
 
 
 # -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` (synthetic-families tokenizer,
