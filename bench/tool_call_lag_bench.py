@@ -141,6 +141,15 @@ def step3(args: dict) -> list[Seg]:
     return [*segs, ("</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>", "}")]
 
 
+def dsml(args: dict, calls: str = "tool_calls", tag: str = "｜DSML｜") -> list[Seg]:
+    """DeepSeek DSML: the name is sent alone, ``{`` with the first parameter's header."""
+    params = xml_args(args, lambda k, first: f'\n<{tag}parameter name="{k}" string="true">', "",
+                      f"</{tag}parameter>", False)
+    params[0] = (params[0][0], "{" + params[0][1])
+    return [(f'<{tag}{calls}>\n<{tag}invoke name="write_file">', ""), *params, (f"\n</{tag}invoke>", "}"),
+            (f"\n</{tag}{calls}>", "")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -184,6 +193,9 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "ernie45": ("qwen3", None, hermes),
     "internlm": ("qwen3", None, lambda a: [('<|action_start|><|plugin|>{"name": "write_file", "parameters": ', ""),
                                           *json_args(a), ("}<|action_end|>", "")]),
+    "deepseek_v32": ("deepseek-v3", None, lambda a: dsml(a, "function_calls")),
+    "deepseek_v4": ("deepseek-v3", None, dsml),
+    "deepseek_v41": ("deepseek-v3", None, lambda a: dsml(a, " calls", "｜DSML｜ ")),
     "pythonic": ("llama3", None, pythonic),
     "functiongemma": ("qwen3", None, functiongemma),
     "step3": ("qwen3", None, step3),
@@ -241,7 +253,7 @@ def measure(family: str, lines: int) -> dict:
             {"index": 0, "token_ids": [token], "finish_reason": "stop" if last else None}]})
         resp = chat_chunk(model, cfg, msgspec.convert(body, DerenderChatRequest))
         state = resp["stream_state"]
-        for ch in resp["chunk"]["choices"]:
+        for ch in msgspec.to_builtins(resp["chunk"])["choices"]:
             for tc in ch["delta"].get("tool_calls") or []:
                 name = name or tc["function"].get("name")
                 piece = tc["function"].get("arguments") or ""

@@ -69,6 +69,10 @@ OUTPUTS = [
     'Sure.<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather">'
     '<steptml:parameter name="city">Zürich 🌧</steptml:parameter><steptml:parameter name="days">3'
     "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+    *(f'Sure.\n<｜DSML｜{w}>\n<｜DSML｜{t}invoke name="get_weather">\n<｜DSML｜{t}parameter name="city" string="true">'
+      f'Zürich 🌧</｜DSML｜{t}parameter>\n<｜DSML｜{t}parameter name="days" string="false">3</｜DSML｜{t}parameter>\n'
+      f"</｜DSML｜{t}invoke>\n</｜DSML｜{w}>"
+      for w, t in (("function_calls", ""), ("tool_calls", ""), (" calls", " "))),
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -77,6 +81,7 @@ WELL_FORMED = {
     8: {"glm45", "ling3", "poolside_v1"}, 9: {"deepseek_v3"}, 10: {"granite"}, 12: {"minimax_m2"}, 13: {"deepseek_v31"}, 14: {"longcat"},
     5: {"pythonic", "llama4_pythonic"}, 15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
     18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"}, 24: {"step3"},
+    25: {"deepseek_v32"}, 26: {"deepseek_v4"}, 27: {"deepseek_v41"},
 }
 
 

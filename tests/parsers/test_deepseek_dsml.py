@@ -3,8 +3,15 @@
 Expected values follow vLLM 0.33's non-streaming engine parsers (deepseek_v32, deepseek_v4,
 deepseek_v41) for the same text.
 
+Incremental streams (``DsmlStreamedCalls``): random splits, one character at a time and whole,
+with the state restored between pieces, add up to the one-shot answer for well-formed output;
+truncated output gets one answer for every split.
+
 Known gaps:
-- tool calls stream whole (no ``--tool-call-streaming incremental`` parser).
+- incremental: a call whose first parameter is ``arguments``/``input`` is held to its end (vLLM
+  unwraps it by the schema); a value cut by the end of its call is closed if it was streaming
+  (the one-shot answer drops it); a repeated parameter is sent again (the one-shot answer keeps
+  the last value at the first one's place).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import ctx, feed, parse
+from feeding import ctx, feed, parse, split
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
@@ -198,3 +205,89 @@ def test_deepseek_v4_reasoning():
     off = ctx("deepseek-v3", {"thinking": False})
     assert parse("deepseek_v4", "x<think>a</think>b", off) == ("a", "xb")  # content reopens
     assert parse("deepseek_v41", "a<｜DSML｜ calls>x", c) == ("a", "<｜DSML｜ calls>x")
+
+
+# -- incremental streams ---------------------------------------------------------------------------
+
+STREAM_TOOLS = TOOLS + [{"type": "function", "function": {"name": "write_file", "parameters": {
+    "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"},
+                                     "mode": {"type": "integer"}, "opts": {"type": "object"}}}}}]
+_VALUES = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="<"), max_size=12),
+    st.sampled_from(["\n", " 0644 ", "12", "1.5", "true", "null", '{"a": [1, 2]}', "[1,2]", 'a "q" <b>', "NaN",
+                     "x\n\n", "<｜DSML｜parameter", "a<｜DSML｜parameter x"]),
+)
+
+
+def streamed(parser: str, pieces: list[str], incremental: bool = True):
+    c = ParseContext(tools=STREAM_TOOLS, tool_choice="auto", vocab=VOCAB, reasoning_parser="deepseek_v4")
+    cls = registry.get_tool_parser(parser)
+    return feed(lambda: (cls.incremental if incremental else cls)(c), pieces, restore=True)
+
+
+@st.composite
+def dsml_output(draw) -> tuple[str, str]:
+    parser = draw(st.sampled_from(list(DIALECTS)))
+    calls = []
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(st.sampled_from(["write_file", "get_weather", "search", "other", " spaced ", ""]))
+        keys = draw(st.lists(st.sampled_from(["path", "content", "mode", "opts", "city", "days", "q", "n", "x",
+                                              "arguments"]), max_size=4, unique=True))
+        gap = st.sampled_from(["", "\n", " junk "])
+        params = "".join(f"{{P:{k}:{draw(st.sampled_from(['true', 'false', '']))}}}{draw(_VALUES)}{{/P}}{draw(gap)}"
+                         for k in keys)
+        calls.append(f"{{I:{name}}}{draw(gap)}{params}{{/I}}{draw(st.sampled_from(['', chr(10)]))}")
+    head = draw(st.sampled_from(["", "Sure.\n\n", "  ", "Hi <"]))
+    tail = draw(st.sampled_from(["{E}", "{E} after", ""]))
+    return parser, markup(parser, head + "{S}\n" + "".join(calls) + tail)
+
+
+@settings(max_examples=300, deadline=None)
+@given(dsml_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_incremental_streams_add_up_to_the_one_shot_answer(case, cuts):
+    parser, text = case
+    want = streamed(parser, [text], incremental=False)
+    got = streamed(parser, split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert streamed(parser, list(text)) == got
+
+
+@settings(max_examples=200, deadline=None)
+@given(dsml_output(), st.integers(0, 10_000), st.lists(st.integers(0, 10_000), max_size=6))
+def test_a_truncated_stream_gets_the_same_answer_for_every_split(case, cut, cuts):
+    parser, text = case
+    text = text[: cut % (len(text) + 1)]
+    got = streamed(parser, split(text, cuts))
+    assert got == streamed(parser, [text]) == streamed(parser, list(text))
+    assert got.content == streamed(parser, [text], incremental=False).content
+
+
+def test_a_string_value_streams_as_it_arrives_and_others_at_their_end():
+    c = ParseContext(tools=STREAM_TOOLS, tool_choice="auto", vocab=VOCAB)
+    p = registry.get_tool_parser("deepseek_v4").incremental(c)
+    steps = markup("deepseek_v4", "{S}{I:write_file}{P:path:true}a.py{/P}{P:content:true}li|ne 1\n|"
+                                  '"x"{/P}{P:mode:false}7{/P}|{/I}{E}').split("|")
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("write_file", ""), (None, '{"path": "'), (None, "a.py"), (None, '"'),
+                     (None, ', "content": "'), (None, "li")], [(None, "ne 1\\n")],
+                    [(None, '\\"x\\"'), (None, '"'), (None, ', "mode": 7')], [(None, "}")]]
+
+
+def test_a_wrapper_parameter_holds_the_call_for_the_one_shot_answer():
+    text = markup("deepseek_v4", '{S}{I:get_weather}{P:arguments:false}{"city": "Rome"}{/P}{/I}{E}')
+    p = registry.get_tool_parser("deepseek_v4").incremental(ParseContext(tools=TOOLS, tool_choice="auto", vocab=VOCAB))
+    head, tail = text.split("{", 1)
+    assert [(tc.name, tc.arguments) for tc in p.feed(head, []).tool_calls] == [("get_weather", "")]
+    assert [tc.arguments for tc in p.feed("{" + tail, []).tool_calls] == ['{"city": "Rome"}']
+
+
+def test_parameter_headers_read_as_the_one_shot_pattern():
+    """The header check agrees with the one-shot regex on every prefix of these headers."""
+    from tokenbridge.parsers.families.deepseek_dsml import _HEADER, _header_may_follow
+    import re
+    for header in (' name="a">', '  name="k" string="true" >', ' name="a" string="">', '\tname="x"\n>'):
+        for n in range(len(header)):
+            assert _header_may_follow(header[:n]) and not _HEADER.match(header[:n])
+    for bad in ('name="a">', ' name=""', ' nam="', ' name="a" x', ' name="a"string', ' name="a" string="t" x'):
+        assert not _header_may_follow(bad)
+    assert all(re.match(r"\s", ch) for ch in map(chr, range(0x3000 + 1)) if ch.isspace())

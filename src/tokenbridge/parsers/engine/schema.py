@@ -110,6 +110,27 @@ def coerce_string(value: str, types: set[str]) -> Any:
     return parsed if _finite(parsed) else value
 
 
+_COERCED = frozenset(("null", "integer", "number", "boolean", "object", "array"))
+
+
+def stays_string(tools: list[dict] | None, name: str, key: str) -> bool:
+    """True when the tool's schema leaves a string value of ``key`` a string whatever it says,
+    so a streamed string can be sent before it ends."""
+    if not tools:
+        return True
+    prop = tool_properties(tools, name).get(key)
+    if not isinstance(prop, dict):
+        return True
+    wanted = {_TYPE_ALIASES.get(t.strip().lower(), t.strip().lower()) for t in schema_types(prop)}
+    return "string" in wanted and not wanted & _COERCED
+
+
+def coerce_value(value: Any, tools: list[dict] | None, name: str, key: str) -> Any:
+    """One argument value as ``fix_arg_types`` leaves it in the call's arguments."""
+    prop = tool_properties(tools, name).get(key) if tools and name else None
+    return _coerce(value, prop)[0] if isinstance(prop, dict) else value
+
+
 def _coerce(value: Any, schema: dict) -> tuple[Any, bool]:
     if isinstance(value, str):
         out = coerce_string(value, schema_types(schema))

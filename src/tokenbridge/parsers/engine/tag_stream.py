@@ -31,14 +31,13 @@ import msgspec
 
 from tokenbridge.parsers.base import Delta, ToolCallDelta
 from tokenbridge.parsers.engine.json_calls import CallObject, CallObjectState, OpenCall
-from tokenbridge.parsers.engine.schema import _TYPE_ALIASES, coerce_string, schema_types, tool_properties
+from tokenbridge.parsers.engine.schema import coerce_string, schema_types, stays_string, tool_properties
 from tokenbridge.parsers.engine.tags import TagState, TagToolParser
 
 # Where the argument reader is in the call's markup.
 OUT, KEY, GAP, VALUE = range(4)
 # What becomes of the value being read.
 SKIP, HOLD, STREAM = range(3)
-_COERCED = frozenset(("null", "integer", "number", "boolean", "object", "array"))
 
 
 class LiveCall(msgspec.Struct, array_like=True):
@@ -172,21 +171,11 @@ class StreamedTagArgs(TagToolParser):
         if not key and self.syntax.quoted_key:  # a nameless parameter: the one-shot answer skips it
             live.fate = SKIP
             return
-        live.fate = STREAM if self._stays_string(key) else HOLD
+        live.fate = STREAM if stays_string(self.tools, live.name, key) else HOLD
         sep = ", " if live.members else ""
         live.members += 1
         if live.fate == STREAM:
             self._send(f'{sep}{encode_basestring(key)}: "', out)
-
-    def _stays_string(self, key: str) -> bool:
-        """True when the value is a string whatever it says (the schema cannot coerce it)."""
-        if not self.tools:
-            return True
-        prop = tool_properties(self.tools, self.live.name).get(key)
-        if not isinstance(prop, dict):
-            return True
-        wanted = {_TYPE_ALIASES.get(t.strip().lower(), t.strip().lower()) for t in schema_types(prop)}
-        return "string" in wanted and not wanted & _COERCED
 
     def _value_text(self, text: str, out: Delta) -> None:
         live = self.live
