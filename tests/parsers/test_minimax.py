@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import ctx, parse, split
+from feeding import ctx, parse
+from reasoning_cases import reasoning_tests
 from engine_families import assert_engine_based, assert_random_chunking_is_one_shot, one
-from tokenbridge.parsers.base import ParseContext
 
 
 # ── MiniMax-M2 ──────────────────────────────────────────────────────────────────────────────
@@ -127,7 +127,6 @@ TC = '<minimax:tool_call><invoke name="f">x</invoke></minimax:tool_call>'
 
 REASONING_CASES = [
     # (name, kwargs, vocab folder or None, text, (reasoning, content))
-    # (name, kwargs, vocab folder or None, text, (reasoning, content))
     ("minimax_m2", {}, SYN, "a</think>b", ("a", "b")),
     ("minimax_m2", {}, SYN, "cut by length", ("cut by length", None)),
     ("minimax_m2", {}, SYN, "a \n" + TC + "z</minimax:tool_call>", ("a", TC + "z")),
@@ -148,32 +147,7 @@ REASONING_CASES = [
 ]
 
 
-def _reasoning_ctx(kwargs: dict, folder: str | None) -> ParseContext:
-    if folder is None:
-        return ParseContext(chat_template_kwargs=kwargs)
-    return ctx(folder, kwargs)
-
-
-@pytest.mark.parametrize("name,kwargs,folder,text,expected", REASONING_CASES)
-def test_reasoning_one_shot_matches_vllm(name, kwargs, folder, text, expected):
-    assert parse(name, text, _reasoning_ctx(kwargs, folder)) == expected
-
-
-@settings(max_examples=100, deadline=None)
-@given(case=st.sampled_from(REASONING_CASES), cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=8))
-def test_reasoning_any_chunking_accumulates_to_one_shot(case, cuts):
-    name, kwargs, folder, text, expected = case
-    assert parse(name, text, _reasoning_ctx(kwargs, folder), split(text, cuts)) == expected
-
-
-@settings(max_examples=40, deadline=None)
-@given(text=st.text(alphabet="<|>/thinkmo:ucaglpedr \n日", max_size=40), data=st.data())
-def test_reasoning_random_text_chunking(text, data):
-    name = data.draw(st.sampled_from(['minimax_m2', 'minimax_m3']))
-    kw = data.draw(st.sampled_from([{}, {'thinking_mode': 'enabled'}, {'force_nonempty_content': True}]))
-    cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=5))
-    c = _reasoning_ctx(kw, None)
-    assert parse(name, text, c, split(text, cuts)) == parse(name, text, c)
+TestReasoning = reasoning_tests(REASONING_CASES, ('minimax_m2', 'minimax_m3'))
 
 
 # -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` ------------------------------------

@@ -8,49 +8,29 @@ Known gaps:
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from feeding import ctx, parse, parser_cls, split, vocab
+from feeding import ctx, parse, parser_cls, vocab
+from reasoning_cases import reasoning_tests
 
 QWEN = "qwen3"  # a real tokenizer with ``<think>``/``</think>`` as tokens
 
 REASONING_CASES = [
-    # (name, chat_template_kwargs, text, (reasoning, content))
-    # (name, chat_template_kwargs, text, (reasoning, content))
-    ('olmo3', {}, '<think>a</think>b', ('a', 'b')),
-    ('olmo3', {}, 'a</think>b', ('a', 'b')),
-    ('olmo3', {}, 'no end marker', (None, 'no end marker')),
-    ('olmo3', {}, '', (None, '')),
-    ('olmo3', {}, 'x<think>a</think>b', ('x<think>a', 'b')),
-    ('olmo3', {}, '<think></think>', (None, None)),
-    ('olmo3', {}, 'a</think>b</think>c', ('a', 'b</think>c')),
-    ('olmo3', {}, 'a<tool_call>x</tool_call></think>b', ('a<tool_call>x</tool_call>', 'b')),
-    ('olmo3', {}, '日本</think>é😀', ('日本', 'é😀')),
-    ('olmo3', {}, '<think>cut', (None, '<think>cut')),
+    # (name, chat_template_kwargs, vocab folder, text, (reasoning, content))
+    ('olmo3', {}, QWEN, '<think>a</think>b', ('a', 'b')),
+    ('olmo3', {}, QWEN, 'a</think>b', ('a', 'b')),
+    ('olmo3', {}, QWEN, 'no end marker', (None, 'no end marker')),
+    ('olmo3', {}, QWEN, '', (None, '')),
+    ('olmo3', {}, QWEN, 'x<think>a</think>b', ('x<think>a', 'b')),
+    ('olmo3', {}, QWEN, '<think></think>', (None, None)),
+    ('olmo3', {}, QWEN, 'a</think>b</think>c', ('a', 'b</think>c')),
+    ('olmo3', {}, QWEN, 'a<tool_call>x</tool_call></think>b', ('a<tool_call>x</tool_call>', 'b')),
+    ('olmo3', {}, QWEN, '日本</think>é😀', ('日本', 'é😀')),
+    ('olmo3', {}, QWEN, '<think>cut', (None, '<think>cut')),
 ]
 
 
-@pytest.mark.parametrize("name,kwargs,text,expected", REASONING_CASES)
-def test_reasoning_one_shot_matches_vllm(name, kwargs, text, expected):
-    assert parse(name, text, ctx(QWEN, kwargs)) == expected
-
-
-@settings(max_examples=150, deadline=None)
-@given(case=st.sampled_from(REASONING_CASES), cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=8))
-def test_reasoning_any_chunking_accumulates_to_one_shot(case, cuts):
-    name, kwargs, text, expected = case
-    assert parse(name, text, ctx(QWEN, kwargs), split(text, cuts)) == expected
-
-
-@settings(max_examples=75, deadline=None)
-@given(text=st.text(alphabet="<>/thinkaswer \n日", max_size=40), data=st.data())
-def test_reasoning_random_text_chunking(text, data):
-    name = data.draw(st.sampled_from(['olmo3']))
-    cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=5))
-    c = ctx(QWEN)
-    assert parse(name, text, c, split(text, cuts)) == parse(name, text, c)
+TestReasoning = reasoning_tests(REASONING_CASES, ('olmo3',), alphabet="<>/thinkaswer \n日", switches=({},),
+                                folder=QWEN, max_cut=80, chunk_examples=150, random_examples=75)
 
 
 def test_olmo3_prompt_end_marker_as_text_pieces():

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 import msgspec
 
-from feeding import ctx, parse, parser_cls, split, vocab
+from feeding import ctx, parse, parser_cls, vocab
+from reasoning_cases import reasoning_tests
 from tag_families import qcall, one, run, tag_ctx
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import ParseContext
 
 
 # -- reasoning: vLLM 0.33's non-streaming ``extract_reasoning`` (synthetic-families tokenizer,
@@ -38,32 +38,7 @@ REASONING_CASES = [
 ]
 
 
-def _reasoning_ctx(kwargs: dict, folder: str | None) -> ParseContext:
-    if folder is None:
-        return ParseContext(chat_template_kwargs=kwargs)
-    return ctx(folder, kwargs)
-
-
-@pytest.mark.parametrize("name,kwargs,folder,text,expected", REASONING_CASES)
-def test_reasoning_one_shot_matches_vllm(name, kwargs, folder, text, expected):
-    assert parse(name, text, _reasoning_ctx(kwargs, folder)) == expected
-
-
-@settings(max_examples=100, deadline=None)
-@given(case=st.sampled_from(REASONING_CASES), cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=8))
-def test_reasoning_any_chunking_accumulates_to_one_shot(case, cuts):
-    name, kwargs, folder, text, expected = case
-    assert parse(name, text, _reasoning_ctx(kwargs, folder), split(text, cuts)) == expected
-
-
-@settings(max_examples=40, deadline=None)
-@given(text=st.text(alphabet="<|>/thinkmo:ucaglpedr \n日", max_size=40), data=st.data())
-def test_reasoning_random_text_chunking(text, data):
-    name = data.draw(st.sampled_from(['granite_thinking_parser']))
-    kw = data.draw(st.sampled_from([{}, {'thinking_mode': 'enabled'}, {'force_nonempty_content': True}]))
-    cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=5))
-    c = _reasoning_ctx(kw, None)
-    assert parse(name, text, c, split(text, cuts)) == parse(name, text, c)
+TestReasoning = reasoning_tests(REASONING_CASES, ('granite_thinking_parser',))
 
 
 def test_prompt_closes_reasoning():
