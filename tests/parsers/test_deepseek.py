@@ -1,7 +1,7 @@
 """DeepSeek V3 / V3.1 (``families/deepseek.py``) tool calls: one-shot results and chunking.
 
-Known gaps: none known (the incremental streams are in ``test_tool_incremental.py``; the R1 and
-V3 reasoning rows in ``test_reasoning.py``).
+Known gaps: none known (the incremental streams are tested at the end; the R1 and V3
+reasoning rows are in ``test_reasoning.py``).
 """
 
 from __future__ import annotations
@@ -10,9 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import ctx, feed, parse, parser_cls, vocab
+from feeding import ctx, feed, parse, parser_cls, split, vocab
+from incremental import incremental, whole
+
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+
+from parsers.engine.test_json_stream import JSON_TEXT
 
 B, E = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 CB, CE, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
@@ -121,3 +125,34 @@ def test_deepseek_v3_switch():
     ids = v.encode("<｜Assistant｜><think>\n")
     assert parser_cls("deepseek_v3").reasoning_ended_in_prompt(ids, c) is True
     assert parser_cls("deepseek_v3").reasoning_ended_in_prompt(ids, on) is False
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+@st.composite
+def deepseek_output(draw, v3: bool) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n", " "])), B]
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(st.sampled_from(["get_weather", "f"]))
+        args = draw(st.one_of(JSON_TEXT, st.sampled_from(["{}", "not json", "a\n``b", "```", "\n"])))
+        if v3:
+            out.append(f"{CB}function{SEP}{name}\n```json\n{args}\n```{CE}")
+        else:
+            out.append(f"{CB}{name}{SEP}{args}{CE}")
+        out.append(draw(st.sampled_from(["", "\n"])))
+    out.append(E if draw(st.integers(0, 3)) else "")
+    out.append(draw(st.sampled_from(["", " tail", "\n"])))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("family", ["deepseek_v3", "deepseek_v31"])
+def test_deepseek_streams_add_up_to_the_one_shot_answer(family):
+    @settings(max_examples=250, deadline=None)
+    @given(deepseek_output(family == "deepseek_v3"), st.lists(st.integers(0, 10_000), max_size=10))
+    def check(text, cuts):
+        want = whole(family, text)
+        got = incremental(family, split(text, cuts))
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+        assert incremental(family, list(text), restore=False) == got
+
+    check()

@@ -1,16 +1,17 @@
 """GLM-4.5 and its kin (``families/glm.py``: glm45, glm47, ling3) tool calls against vLLM 0.33's
 non-streaming ``extract_tool_calls``, and chunking invariance (the tag engine, ``engine/tags.py``).
 
-Known gaps: none known (the incremental stream is in ``test_tool_incremental.py``).
+Known gaps: none known (the incremental stream is tested at the end).
 """
 
 from __future__ import annotations
 
-from feeding import ctx, parse
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feeding import ctx, parse
+from incremental import XML_VALUES, check_tag_stream
 from tag_families import gcall, one, run
 
 # (family, output text, expected content, expected calls); expectations follow vLLM 0.33's
@@ -65,3 +66,22 @@ def test_glm45_reasoning():
     assert parse("glm45", "a<tool_call>f\n</tool_call>", c) == ("a", "<tool_call>f\n</tool_call>")
     off = ctx("synthetic-families", {"enable_thinking": False})
     assert parse("glm47", "<think>a</think>b", off) == (None, "<think>a</think>b")
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+@st.composite
+def glm_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n"]))]
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["write_file", "unknown_fn"]))
+        args = "".join(
+            f"<arg_key>{k}</arg_key>{draw(st.sampled_from(['', chr(10)]))}<arg_value>{draw(XML_VALUES)}</arg_value>"
+            for k in draw(st.lists(st.sampled_from(["path", "content", "mode", "opts", "flag", "x"]), max_size=4, unique=True))
+        )
+        out.append(f"<tool_call>{name}\n{args}</tool_call>{draw(st.sampled_from(['', chr(10)]))}")
+    return "".join(out)
+
+
+def test_stream_adds_up_to_the_one_shot_answer():
+    check_tag_stream("glm45", glm_output())

@@ -4,18 +4,24 @@ call: raw content" rule), and chunking invariance. Content is the parser's own o
 in derender.
 
 Known gaps: none known for the whole-call answers (the incremental streams, with their
-documented answers for malformed calls, are in ``test_tool_incremental.py``; Granite 3's
-``granite`` calls below).
+documented answers for malformed calls, are tested at the end; Granite 3's ``granite`` calls
+below).
 """
 
 from __future__ import annotations
 
-from feeding import ctx, parse
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from feeding import ctx, parse, split
+from incremental import CTX, OBJECTS, WS, hermes_output, incremental, whole
 from json_families import TOOLS, call_ids, chunking_test, family_tests, one
+
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+
+from parsers.engine.test_json_stream import JSON_TEXT
 
 
 CASES = {
@@ -148,3 +154,79 @@ def test_granite_reasoning():
     g = "Here is my thought process: hm Here's my response: ok"
     assert parse("granite", g, c) == (" hm ", " ok")
     assert parse("granite", "plain", c) == (None, "plain")
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+@st.composite
+def granite_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.", "Let me look. ", " \n", "日本 😀"]))]
+    for _ in range(draw(st.integers(1, 2))):
+        elements = []
+        for _ in range(draw(st.integers(1, 3))):
+            members = [f'"name":{draw(WS)}"{draw(st.sampled_from(["f", "get_weather", "日本"]))}"',
+                       f'"arguments"{draw(WS)}:{draw(WS)}{draw(OBJECTS)}']
+            if draw(st.booleans()):
+                members.append(f'"id": {draw(JSON_TEXT)}')
+            elements.append("{" + draw(WS) + ("," + draw(WS)).join(members) + draw(WS) + "}")
+        sep = draw(st.sampled_from([",", ", ", ",\n"]))
+        marker = draw(st.sampled_from(["<|tool_call|>", "<tool_call>"]))
+        out.append(f"{marker}{draw(WS)}[{draw(WS)}{sep.join(elements)}{draw(WS)}]")
+        out.append(draw(st.sampled_from(["", " after", "\n"])))
+    return "".join(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(granite_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_granite_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("granite", text)
+    got = incremental("granite", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert incremental("granite", list(text), restore=False) == got
+
+
+def test_granite_sends_arguments_as_written():
+    p = registry.get_tool_parser("granite").incremental(CTX)
+    steps = ['Hi <|tool_call|>[{"name": "f",', ' "arguments": {"a":  1', '.50, "b": "x', 'y"}}, {"name": "g"}]']
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps] + [p.finish().tool_calls]
+    assert sent == [[("f", "")], [(None, '{"a":  ')], [(None, '1.50, "b": "x')], [(None, 'y"}'), ("g", "{}")], []]
+
+
+@pytest.mark.parametrize("text, content, calls", [
+    # a truncated element stands once named; the held text is dropped
+    ('<|tool_call|>[{"name": "f", "arguments": {"a": 1}', "", [("f", '{"a": 1}')]),
+    # invalid JSON after the name: the call stands, the rest is content
+    ('<|tool_call|>[{"name": "f", "arguments": {"a": tru}}]', "tru}}]", [("f", '{"a": ')]),
+    # not an array after the marker: the marker goes, the rest is content
+    ("Hi <|tool_call|> no call", "Hi no call", []),
+    # an element with no name: content from its start
+    ('<|tool_call|>[{"arguments": {}}]', '{"arguments": {}}]', []),
+])
+def test_granite_documented_answers(text, content, calls):
+    for pieces in ([text], list(text)):
+        got = incremental("granite", pieces)
+        assert (got.content, got.named_calls()) == (content, calls)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hermes_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_granite4_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("granite4", text)
+    got = incremental("granite4", split(text, cuts))
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    else:
+        assert got == incremental("granite4", [text])
+    assert incremental("granite4", list(text), restore=False) == incremental("granite4", [text])
+
+
+@settings(max_examples=150, deadline=None)
+@given(hermes_output("<function_call>", ""), st.lists(st.integers(0, 10_000), max_size=10))
+def test_granite_20b_fc_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("granite-20b-fc", text)
+    got = incremental("granite-20b-fc", split(text, cuts))
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    else:
+        assert got == incremental("granite-20b-fc", [text])
+    assert incremental("granite-20b-fc", list(text), restore=False) == incremental("granite-20b-fc", [text])

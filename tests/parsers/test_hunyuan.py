@@ -5,20 +5,29 @@ non-streaming ``extract_reasoning`` (run on the installed vLLM, Hunyuan V4 with 
 chunking invariance for all.
 
 Known gaps:
-- the tool calls stream whole (no ``--tool-call-streaming incremental`` parser);
+- hy_v3 and hy_v4 tool calls stream whole (no ``--tool-call-streaming incremental`` parser;
+  hunyuan_a13b's incremental stream is tested at the end);
 - Hunyuan keeps its own argument value conversion, because vLLM's parser converts differently
   (``engine/schema.py``).
 """
 
 from __future__ import annotations
 
-import pytest
+from functools import partial
 
-from feeding import ctx, parse, parser_cls, vocab
-from reasoning_cases import reasoning_tests
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feeding import ctx, parse, parser_cls, split, vocab
 from held_block import Cases, feed_all, vllm_tests
+from incremental import restored
 from json_families import call_ids, family_tests
+from reasoning_cases import reasoning_tests
+
 from tokenbridge.parsers import registry
+
+from parsers.engine.test_json_stream import JSON_TEXT, json_string
 
 QWEN = "qwen3"  # a real tokenizer with ``<think>``/``</think>`` as tokens
 
@@ -226,3 +235,41 @@ def test_hy_v3_reasoning():
     c = ctx("qwen3")
     assert parse("hy_v3", "a</think>b", c) == (None, "a</think>b")
     assert parse("hy_v3", "a</think>b", ctx(kwargs={"reasoning_effort": "high"})) == ("a", "b")
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+# Hunyuan-A13B incremental calls: the ``<tool_calls>`` list streamed call by call, adding up
+# to the one-shot answer (and its ``call_`` ids) for every split of a well-formed output.
+
+_WS = st.text(" \n", max_size=2)
+
+_OBJECTS = JSON_TEXT.filter(lambda t: t.startswith("{"))
+
+stream = partial(restored, "hunyuan_a13b")
+
+
+@st.composite
+def a13b_output(draw) -> str:
+    entries = []
+    for _ in range(draw(st.integers(1, 3))):
+        members = [f'"name":{draw(_WS)}{draw(json_string())}',
+                   f'"arguments"{draw(_WS)}:{draw(_WS)}{draw(st.one_of(_OBJECTS, json_string()))}']
+        if draw(st.booleans()):
+            members.reverse()
+        entries.append("{" + draw(_WS) + ("," + draw(_WS)).join(members) + draw(_WS) + "}")
+    head = draw(st.sampled_from(["", "Let me check. ", "日本 😀\n", " "]))
+    tail = draw(st.sampled_from(["", " done", "\n"]))
+    return f"{head}<tool_calls>{draw(_WS)}[{draw(_WS)}{(',' + draw(_WS)).join(entries)}{draw(_WS)}]{draw(_WS)}</tool_calls>{tail}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(a13b_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_a13b_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = stream([text], incremental=False)
+    got = stream(split(text, cuts))
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+        assert all(i and i.startswith("call_") and len(i) == 21 for i, _, _ in got.calls)
+    else:
+        once = stream([text])
+        assert (got.content, got.named_calls()) == (once.content, once.named_calls())

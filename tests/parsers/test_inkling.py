@@ -8,7 +8,7 @@ tokenizer with the Inkling markers added as special tokens.
 Known gaps:
 - the incremental stream takes the call's own ``"name"`` member and sends its arguments as
   written (the one-shot answer takes the first ``"name": "…"`` text and re-serializes what the
-  schema coerces); see ``tests/parsers/test_tool_incremental.py``.
+  schema coerces); see the incremental stream's tests at the end.
 """
 
 from __future__ import annotations
@@ -20,11 +20,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import SHARED_MARKERS, marker_vocab, parse, parser_cls, split
 from engine_families import TOOLS, assert_engine_based, assert_random_chunking_is_one_shot, one
+from feeding import SHARED_MARKERS, marker_vocab, parse, parser_cls, split
+from incremental import CTX, OBJECTS, WS, incremental, whole
+
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.families.inkling import MARKERS as INKLING_MARKERS
+
+from parsers.engine.test_json_stream import JSON_TEXT
 
 
 I_MSG, I_TEXT, I_THINK, I_TOOL, I_END = (
@@ -144,3 +148,37 @@ def test_markers_in_prompt(prompt, ended):
     v = marker_vocab(INKLING)
     ids = v.encode(prompt)
     assert parser_cls("inkling").reasoning_ended_in_prompt(ids, reasoning_ctx(v, prompt=ids)) is ended
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+@st.composite
+def inkling_output(draw) -> str:
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        if draw(st.booleans()):
+            out.append("<|message_model|><|content_text|>" + draw(st.sampled_from(["Hi.", " ", "日本"])) + "<|end_message|>")
+        members = [f'"name":{draw(WS)}"{draw(st.sampled_from(["f", "get_weather"]))}"']
+        if draw(st.integers(0, 3)):
+            members.append(f'"args"{draw(WS)}:{draw(WS)}{draw(OBJECTS)}')
+        if draw(st.booleans()):
+            members.append(f'"id": {draw(JSON_TEXT)}')
+        body = "{" + draw(WS) + ("," + draw(WS)).join(members) + draw(WS) + "}"
+        out.append(f"<|message_model|><|content_invoke_tool_json|>{draw(WS)}{body}{draw(WS)}<|end_message|>")
+    return "".join(out) + draw(st.sampled_from(["", "tail"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(inkling_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_inkling_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("inkling", text)
+    got = incremental("inkling", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert incremental("inkling", list(text), restore=False) == got
+
+
+def test_inkling_sends_the_name_then_the_arguments_as_written():
+    p = registry.get_tool_parser("inkling").incremental(CTX)
+    steps = ['<|message_model|><|content_invoke_tool_json|>{"name": "f", "ar', 'gs": {"a":', ' "x"}}', "<|end_message|>"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("f", "")], [(None, '{"a":')], [(None, ' "x"}')], []]

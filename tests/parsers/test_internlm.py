@@ -4,13 +4,24 @@ invariance. Content is the parser's own output: the serving layer's whitespace-o
 in derender.
 
 Known gaps:
-- tool calls stream whole (no ``--tool-call-streaming incremental`` parser).
+- none known for the incremental stream (``--tool-call-streaming incremental``, tested at the end);
 - where vLLM fails the request with an uncaught error, the text is kept as content.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feeding import split
+from incremental import CTX, restored
 from json_families import family_tests, one
+
+from tokenbridge.parsers import registry
+
+from parsers.engine.test_json_stream import JSON_TEXT, json_string
 
 
 CASES = {
@@ -43,3 +54,47 @@ def test_internlm_error_cases_stay_content():
     ):
         assert one("internlm", text) == (text, [])
         assert one("interns1", text) == (text, [])
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+# InternLM2 incremental calls: hermes' reading between the action markers, adding up to the
+# one-shot answer for every split of a well-formed output.
+
+_WS = st.text(" \n", max_size=2)
+
+BOT, EOT = "<|action_start|><|plugin|>", "<|action_end|>"
+
+stream = partial(restored, "internlm")
+
+
+@st.composite
+def internlm_output(draw) -> str:
+    members = [f'"name"{draw(_WS)}:{draw(_WS)}{draw(json_string())}']
+    key = draw(st.sampled_from(["parameters", "arguments", None]))
+    if key:
+        members.append(f'"{key}"{draw(_WS)}:{draw(_WS)}{draw(JSON_TEXT)}')
+    if draw(st.booleans()):
+        members.reverse()
+    head = draw(st.sampled_from(["", "Let me search.\n", "日本 😀 <|action"]))
+    tail = draw(st.sampled_from(["", "\n", "<|im_end|>"]))
+    end = EOT if draw(st.integers(0, 4)) else ""
+    return f"{head}{BOT}{draw(_WS)}{{{draw(_WS)}{', '.join(members)}}}{draw(_WS)}{end}{tail}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(internlm_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_internlm_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = stream([text], incremental=False)
+    got = stream(split(text, cuts))
+    if want.calls:
+        assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    else:
+        assert got == stream([text])
+    assert stream(list(text)) == stream([text])
+
+
+def test_internlm_sends_the_name_then_the_parameters():
+    p = registry.get_tool_parser("internlm").incremental(CTX)
+    steps = [f'Hi {BOT}{{"name": "f", "para', 'meters": {"q": "x', 'y"}}', EOT]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("f", "")], [(None, '{"q": "x')], [(None, 'y"}')], []]

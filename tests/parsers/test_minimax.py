@@ -15,9 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import ctx, parse
-from reasoning_cases import reasoning_tests
 from engine_families import assert_engine_based, assert_random_chunking_is_one_shot, one
+from feeding import ctx, parse
+from incremental import XML_CTX, XML_VALUES, check_tag_stream
+from reasoning_cases import reasoning_tests
+
+from tokenbridge.parsers import registry
 
 
 # ── MiniMax-M2 ──────────────────────────────────────────────────────────────────────────────
@@ -156,3 +159,33 @@ def test_append_think_reasoning():
     c = ctx("qwen3")
     assert parse("minimax_m2_append_think", "a</think>b", c) == (None, "<think>a</think>b")
     assert parse("minimax_m2_append_think", "", c) == (None, "<think>")
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+@st.composite
+def minimax_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n"])), "<minimax:tool_call>"]
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["write_file", "unknown_fn"]))
+        quote = draw(st.sampled_from(['"', "'", ""]))
+        params = "".join(
+            f"<parameter name={quote}{k}{quote}>{draw(XML_VALUES)}</parameter>{draw(st.sampled_from(['', chr(10)]))}"
+            for k in draw(st.lists(st.sampled_from(["path", "content", "mode", "opts", "flag", "x"]), max_size=4, unique=True))
+        )
+        out.append(f'\n<invoke name="{name}">\n{params}</invoke>')
+    out.append(draw(st.sampled_from(["\n</minimax:tool_call>", "\n</minimax:tool_call> tail", ""])))
+    return "".join(out)
+
+
+def test_stream_adds_up_to_the_one_shot_answer():
+    check_tag_stream("minimax_m2", minimax_output())
+
+
+def test_minimax_sends_a_parameter_once_its_name_closes():
+    p = registry.get_tool_parser("minimax_m2").incremental(XML_CTX)
+    steps = ['<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="content">li', "ne 1\n",
+             '</parameter>\n<parameter name=\'mode\'>7</parameter>', "\n</invoke>\n</minimax:tool_call>"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("write_file", "{"), (None, '"content": "'), (None, "li")], [(None, "ne 1\\n")],
+                    [(None, '"'), (None, ', "mode": 7')], [(None, "}")]]

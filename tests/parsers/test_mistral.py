@@ -1,7 +1,6 @@
 """Mistral (``families/mistral.py``): pre-v11 ``[TOOL_CALLS]`` JSON arrays and v11+
 ``[TOOL_CALLS]name[ARGS]{…}`` calls against vLLM 0.33's rules, its reasoning against vLLM's
-non-streaming ``parse()``, and chunking invariance. The incremental stream is in
-``test_tool_incremental.py``.
+non-streaming ``parse()``, chunking invariance, and the incremental stream (at the end).
 
 Known gaps:
 - v11+ tokenizers stream calls whole (decided by the hold-then-decide shell), pre-v11 ones
@@ -11,20 +10,23 @@ Known gaps:
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from feeding import SHARED_MARKERS, marker_vocab, parse, parser_cls, split
 import json
 import shutil
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer
 
+from feeding import SHARED_MARKERS, feed, marker_vocab, parse, parser_cls, split
+from incremental import CTX, OBJECTS, WS, incremental, whole
 from json_families import SYNTH, TOOLS, one, run
+
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
+
+from parsers.engine.test_json_stream import json_string
 
 W = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 S = '{"name": "search", "arguments": {"q": "東京 🚀"}}'
@@ -229,3 +231,43 @@ def test_mistral_v11_chunking(v11_vocab, case, cuts, restore):
 def test_flags():
     assert registry.get_tool_parser("mistral").supports_required_and_named is False
     assert registry.get_tool_parser("mistral").engine_based is True
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+@st.composite
+def mistral_output(draw) -> str:
+    entries = []
+    for _ in range(draw(st.integers(1, 3))):
+        members = [f'"name":{draw(WS)}{draw(json_string())}']
+        if draw(st.integers(0, 4)):
+            members.append(f'"arguments"{draw(WS)}:{draw(WS)}{draw(st.one_of(OBJECTS, json_string()))}')
+        if draw(st.booleans()):
+            members.reverse()
+        entries.append("{" + draw(WS) + ("," + draw(WS)).join(members) + draw(WS) + "}")
+    calls = entries[0] if len(entries) == 1 and draw(st.booleans()) else "[" + ("," + draw(WS)).join(entries) + "]"
+    head = draw(st.sampled_from(["", "Voilà: ", "日本 😀"]))
+    return f"{head}[TOOL_CALLS]{draw(WS)}{calls}{draw(st.sampled_from(['', ' trailing', '</s>']))}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(mistral_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_mistral_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("mistral", text)
+    got = incremental("mistral", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    one_by_one = incremental("mistral", list(text), restore=False)
+    assert (one_by_one.content, one_by_one.named_calls()) == (got.content, got.named_calls())
+    assert all(call_id and len(call_id) == 9 for call_id, _, _ in got.calls)
+
+
+@pytest.mark.parametrize("text, content, calls", [
+    # a forced choice: the text may be the calls, or content up to the marker
+    ('[{"name": "f", "arguments": {"a": 1}}]', "", [("f", '{"a": 1}')]),
+    (' Sure. [TOOL_CALLS][{"name": "f", "arguments": {}}]', " Sure. ", [("f", "{}")]),
+])
+def test_mistral_forced_choice(text, content, calls):
+    ctx = ParseContext(tools=CTX.tools, tool_choice="required")
+    for pieces in ([text], list(text)):
+        got = feed(lambda: registry.get_tool_parser("mistral").incremental(ctx), pieces, restore=True)
+        assert (got.content, got.named_calls()) == (content, calls)

@@ -7,7 +7,7 @@ truncated-marker cut.
 
 Known gaps:
 - the incremental stream sends argument values as written where the one-shot answer
-  re-serializes what the tool's schema coerces (``tests/parsers/test_tool_incremental.py``).
+  re-serializes what the tool's schema coerces (the incremental stream's tests below).
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import ctx, parser_cls
-from reasoning_cases import reasoning_tests
 from engine_families import VOCAB, assert_engine_based, assert_random_chunking_is_one_shot, one
+from feeding import ctx, parser_cls, split
+from incremental import OBJECTS, WS, incremental, whole
+from reasoning_cases import reasoning_tests
 
 
 # ── PLaMo-3 ─────────────────────────────────────────────────────────────────────────────────
@@ -121,3 +122,30 @@ TestReasoning = reasoning_tests(REASONING_CASES, ('plamo3',))
 
 def test_prompt_closes_reasoning():
     assert parser_cls("plamo3").reasoning_ended_in_prompt([], ctx(SYN, {"enable_thinking": False})) is True
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+PLAMO_ARGS = "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+
+
+@st.composite
+def plamo_output(draw) -> str:
+    reqs = "".join(
+        "<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
+        + draw(st.sampled_from(["f", "get_weather"])) + "<|plamo:end_tool_name:plamo|>" + PLAMO_ARGS
+        + draw(WS) + draw(st.one_of(OBJECTS, st.just(""))) + draw(WS)
+        + "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+        for _ in range(draw(st.integers(1, 3))))
+    head = draw(st.sampled_from(["", "Checking. ", "\n"]))
+    tail = draw(st.sampled_from(["", " done", "<|plamo:tag|>"]))
+    return f"{head}<|plamo:begin_tool_requests:plamo|>{reqs}<|plamo:end_tool_requests:plamo|>{tail}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(plamo_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_plamo_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = whole("plamo3", text)
+    got = incremental("plamo3", split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert incremental("plamo3", list(text), restore=False) == got

@@ -1,23 +1,24 @@
 """vLLM's qwen3 family (``families/qwen.py``): the ``granite_thinking_parser`` reasoning rows
 against vLLM 0.33's non-streaming ``extract_reasoning`` (synthetic-families tokenizer), the
 ``qwen3_coder`` tool calls against its ``extract_tool_calls``, and chunking invariance for
-both. Qwen3's own reasoning cases are in ``test_reasoning.py``, the incremental stream in
-``test_tool_incremental.py``.
+both. Qwen3's own reasoning cases are in ``test_reasoning.py``; the qwen3_coder incremental
+stream is tested at the end.
 
 Known gaps: none known for these parsers.
 """
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import msgspec
-
 from feeding import ctx, parse, parser_cls, vocab
+from incremental import XML_CTX, XML_VALUES, check_tag_stream
 from reasoning_cases import reasoning_tests
-from tag_families import qcall, one, run, tag_ctx
+from tag_families import one, qcall, run, tag_ctx
+
 from tokenbridge.parsers import registry
 
 
@@ -161,3 +162,31 @@ def test_nemotron_force_content():
     off = ctx(kwargs={"enable_thinking": False})
     assert parse("nemotron_v3", "", off) == ("", None)
     assert parse("nemotron_v3", "t</think>a", ctx()) == ("t", "a")
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+
+@st.composite
+def qwen_coder_output(draw) -> str:
+    out = [draw(st.sampled_from(["", "Sure.\n\n", "  "]))]
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["write_file", "other"]))
+        params = "".join(
+            f"<parameter={k}>{draw(XML_VALUES)}</parameter>{draw(st.sampled_from(['', chr(10)]))}"
+            for k in draw(st.lists(st.sampled_from(["path", "content", "mode", "opts", "flag", "x"]), max_size=4, unique=True))
+        )
+        out.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>{draw(st.sampled_from(['', chr(10), ' tail']))}")
+    return "".join(out)
+
+
+def test_stream_adds_up_to_the_one_shot_answer():
+    check_tag_stream("qwen3_coder", qwen_coder_output())
+
+
+def test_tag_family_sends_string_values_as_they_arrive():
+    p = registry.get_tool_parser("qwen3_coder").incremental(XML_CTX)
+    steps = ["<tool_call>\n<function=write_file>\n<parameter=mode>\n06", "44\n</parameter>\n<parameter=content>\nli",
+             "ne 1\n", "line 2\n</parameter>\n</function>\n</tool_call>"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("write_file", "{")], [(None, '"mode": 644'), (None, ', "content": "'), (None, "li")],
+                    [(None, "ne 1")], [(None, "\\nline 2"), (None, '"'), (None, "}")]]

@@ -1,22 +1,27 @@
 """Step 3 (``families/step.py``) tool calls: one-shot answers equal vLLM 0.33's (recorded by
 running vLLM's own class on these texts), and any chunking with snapshot/restore between
 chunks accumulates to the same answer (``held_block``); step5's calls, in qwen3_coder's spelling,
-against vLLM's ``extract_tool_calls`` (the incremental stream in ``test_tool_incremental.py``).
+against vLLM's ``extract_tool_calls`` (the qwen3_coder incremental stream is in ``test_qwen.py``).
 
 Known gaps:
-- tool calls stream whole (no ``--tool-call-streaming incremental`` parser).
+- none known for the incremental stream (``--tool-call-streaming incremental``, tested at the end).
 """
 
 from __future__ import annotations
 
-from feeding import ctx, parse
+from functools import partial
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tag_families import one, qcall, run
+from feeding import ctx, parse, split
 from held_block import Cases, feed_all, vllm_tests
+from incremental import restored
+from tag_families import one, qcall, run
+
 from tokenbridge.parsers import registry
+from tokenbridge.parsers.base import ParseContext
 
 
 CASES = Cases()
@@ -127,3 +132,70 @@ def test_step_reasoning():
     assert parse("step3", "", c) == ("", None)
     assert parse("step3p5", "a \n</think>\nb", c) == ("a", "\nb")
     assert parse("step5", "a</think>b", ctx("deepseek-v3")) == ("a", "b")
+
+
+# -- the incremental stream (``--tool-call-streaming incremental``) ------------------------------
+# Step-3 incremental calls: the calls block read as written, string values streaming stripped,
+# adding up to the one-shot answer for every split of a well-formed output.
+
+STREAM_TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+    "path": {"type": "string"}, "content": {"type": "string"}, "mode": {"type": "integer"},
+    "ratio": {"type": "number"}, "force": {"type": "boolean"}, "opts": {"type": "object"}}}}}]
+
+STREAM_CTX = ParseContext(tools=STREAM_TOOLS, tool_choice="auto")
+
+_VALUES = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="<>"), max_size=12),
+    st.sampled_from(["\n", " 0644 ", "12", "1.5", "true", "False", "null", '{"a": 1}', " a b ", "x\n\n"]),
+)
+
+stream = partial(restored, "step3", ctx=STREAM_CTX)
+
+
+@st.composite
+def step3_output(draw) -> str:
+    calls = []
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(["write_file", "other"]))
+        keys = draw(st.lists(st.sampled_from(["path", "content", "mode", "ratio", "force", "opts", "x"]),
+                             max_size=4, unique=True))
+        params = "".join(f'<steptml:parameter name="{k}">{draw(_VALUES)}</steptml:parameter>' for k in keys)
+        kind = draw(st.sampled_from(["function", " function\n"]))
+        calls.append(f'{CB}{kind}{S}<steptml:invoke name="{name}">{params}</steptml:invoke>{CE}')
+    head = draw(st.sampled_from(["", "Sure.", "  Let me look. \n", "Hi\n\n"]))
+    tail = draw(st.sampled_from(["", " Done. ", "\n"]))
+    return f"{head}{B}{draw(st.sampled_from(['', chr(10)]))}{chr(10).join(calls)}{E}{tail}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(step3_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_step3_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = stream([text], incremental=False)
+    got = stream(split(text, cuts))
+    assert want.calls
+    assert (got.content, got.named_calls()) == (want.content or "", want.named_calls())
+    assert stream(list(text)) == got
+
+
+@settings(max_examples=200, deadline=None)
+@given(step3_output(), st.integers(0, 10_000), st.lists(st.integers(0, 10_000), max_size=6))
+def test_a_truncated_output_gets_the_same_answer_for_every_split(text, cut, cuts):
+    text = text[: cut % (len(text) + 1)]
+    got = stream(split(text, cuts))
+    assert got == stream([text]) == stream(list(text))
+    if not got.calls:
+        assert got.content == (stream([text], incremental=False).content or "")
+
+
+def test_no_call_leaves_the_output_as_content():
+    for text in ("  plain", f"Hi {B}{CB}nope{S}x{CE}{E} after", f" {B}{E}"):
+        assert stream(list(text)).content == text == stream([text], incremental=False).content
+
+
+def test_a_string_value_streams_stripped_as_it_arrives():
+    p = registry.get_tool_parser("step3").incremental(STREAM_CTX)
+    steps = [f'Ok{B}{CB}function{S}<steptml:invoke name="write_file"><steptml:parameter name="content"> li', "ne 1\n",
+             'x </steptml:parameter><steptml:parameter name="mode">7</steptml:parameter>', f"</steptml:invoke>{CE}{E}"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("write_file", "{"), (None, '"content": "'), (None, "li")], [(None, "ne 1")],
+                    [(None, "\\nx"), (None, '"'), (None, ', "mode": 7')], [(None, "}")]]
