@@ -199,6 +199,8 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "pythonic": ("llama3", None, pythonic),
     "functiongemma": ("qwen3", None, functiongemma),
     "step3": ("qwen3", None, step3),
+    "gigachat3": ("qwen3", None, lambda a: [('<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "write_file", '
+                                             '"arguments": ', ""), *json_args(a), ("}", "")]),
     "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),
     "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),
