@@ -56,6 +56,17 @@ def json_args(args: dict, ascii_only: bool = False) -> list[Seg]:
             for m in re.findall(r'\\u[0-9a-fA-F]{4}|\\.|.', raw, re.S)]
 
 
+def completed_json_args(args: dict) -> list[Seg]:
+    """Arguments a cut may leave open, then completed (Apertus): a member's separator and key
+    are decided by its value's first character (a member cut before it is dropped)."""
+    segs: list[Seg] = [("{", "{")]
+    for i, (k, v) in enumerate(args.items()):
+        key = f'{", " if i else ""}{json.dumps(k, ensure_ascii=False)}: '
+        (first, canon), *rest = json_args(v)
+        segs += [(key, ""), (first, key + canon), *rest]
+    return [*segs, ("}", "}")]
+
+
 def xml_args(args: dict, key: Callable[[str, bool], str], value_open: str, value_close: str,
              trims: bool) -> list[Seg]:
     """Key/value markup: a member's key and separator are completed by the markup that opens
@@ -201,6 +212,8 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "step3": ("qwen3", None, step3),
     "gigachat3": ("qwen3", None, lambda a: [('<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "write_file", '
                                              '"arguments": ', ""), *json_args(a), ("}", "")]),
+    "apertus": ("qwen3", None, lambda a: [("<|tools_prefix|>[{", ""), ('"write_file": ', ""),
+                                          *completed_json_args(a), ("}]<|tools_suffix|>", "")]),
     "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),
     "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenbridge.parsers.engine.json_stream import JsonStream, canonical
+from tokenbridge.parsers.engine.json import complete_truncated_json
+from tokenbridge.parsers.engine.json_stream import CompletingJsonStream, JsonStream, canonical
 
 _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 _NUMBERS = st.sampled_from(["0", "-0", "1", "-12", "3.14", "1.50", "1e5", "1E+2", "2.5e-3", "-0.0",
@@ -199,3 +200,38 @@ def test_verbatim_mode_holds_what_may_still_break():
     assert js.feed('{"a": tr')[0] == '{"a": '
     assert js.feed("u}")[0] == ""
     assert js.broken == "tru}"
+
+
+def _completed(pieces: list[str]) -> str | None:
+    """A completing stream's output for ``pieces`` then a cut (None: it broke)."""
+    js, out = CompletingJsonStream(), []
+    for piece in pieces:
+        snap = msgspec.msgpack.decode(msgspec.msgpack.encode(js.snapshot()))
+        js = CompletingJsonStream()
+        js.restore(snap)
+        out.append(js.feed(piece)[0])
+    out.append(js.complete())
+    return None if js.broken is not None else "".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_TEXT.filter(lambda t: t.strip(" \t\n\r")[:1] in "[{"), st.integers(0, 10_000),
+       st.lists(st.integers(0, 10_000), max_size=6))
+def test_a_cut_text_is_completed_as_complete_truncated_json_completes_it(raw, cut, cuts):
+    text = raw.strip(" \t\n\r")
+    text = text[: cut % (len(text) + 1)]
+    if not text:
+        return
+    try:
+        want = canonical(json.dumps(complete_truncated_json(text)))
+    except ValueError:
+        want = None
+    assert _completed(_split(text, cuts)) == want
+
+
+def test_a_completing_stream_holds_a_member_until_its_value_begins():
+    js = CompletingJsonStream()
+    assert js.feed('{"a": 1, "b')[0] == '{"a": 1'
+    assert js.feed('": ')[0] == ""
+    assert js.feed("t")[0] == ', "b": '
+    assert js.complete() == "true}"

@@ -43,6 +43,7 @@ _PLAIN_LAX = re.compile(r'[^"\\]+')
 _SCALAR = re.compile(r"[-+.0-9a-zA-Z]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS = frozenset(("true", "false", "null", "NaN", "Infinity", "-Infinity"))
+_COMPLETED_LITERALS = ("null", "true", "false", "Infinity", "-Infinity", "NaN")  # complete_truncated_json's order
 _SCALAR_START = frozenset("-0123456789tfnNI")
 _BACKSLASH = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -80,7 +81,10 @@ class JsonStream(Stateful):
     """
 
     State = JsonStreamState
-    __slots__ = ("ensure_ascii", "strict", "raw_string", "verbatim", "mode", "stack", "pending", "broken", "_at")
+    __slots__ = ("ensure_ascii", "strict", "raw_string", "verbatim", "mode", "stack", "pending", "broken", "_at",
+                 "deferred")
+    #: Hold a member's separator and key until its value begins (``CompletingJsonStream``).
+    defers: bool = False
 
     def __init__(self, ensure_ascii: bool = False, strict: bool = True, raw_string: bool = False,
                  verbatim: bool = False) -> None:
@@ -93,6 +97,7 @@ class JsonStream(Stateful):
         self.pending = ""  # raw text read but not yet decided
         self.broken: str | None = None  # the raw text from the byte that broke JSON
         self._at = 0  # start of the step being scanned (where an error points)
+        self.deferred = ""  # output held until the member's value begins (with ``defers``)
 
     def snapshot(self) -> JsonStreamState:
         return JsonStreamState(self.mode, self.stack, self.pending)
@@ -147,7 +152,12 @@ class JsonStream(Stateful):
             if mode == DONE:
                 return i
             if mode in (STRING, KEY_STRING):
-                i = self._string(s, i, out)
+                if mode == KEY_STRING and self.defers:
+                    key: list[str] = []
+                    i = self._string(s, i, key)
+                    self.deferred += "".join(key)
+                else:
+                    i = self._string(s, i, out)
                 if i < 0:
                     return n
                 continue
@@ -171,7 +181,7 @@ class JsonStream(Stateful):
             elif mode in (KEY, KEY_OR_CLOSE):
                 if c == '"':
                     self.mode = KEY_STRING
-                    out.append('"')
+                    self._separator(out, '"')
                 elif c == "}" and mode == KEY_OR_CLOSE:
                     self._close(out, c)
                 else:
@@ -180,13 +190,13 @@ class JsonStream(Stateful):
             elif mode == COLON:
                 if c != ":":
                     raise JsonStreamError("':' expected")
-                out.append(": ")
+                self._separator(out, ": ")
                 self.mode = VALUE
                 i += 1
             else:  # AFTER
                 top = self.stack[-1]
                 if c == ",":
-                    out.append(", ")
+                    self._separator(out, ", ")
                     self.mode = VALUE if top == "[" else KEY
                 elif c == ("}" if top == "{" else "]"):
                     self._close(out, c)
@@ -195,7 +205,16 @@ class JsonStream(Stateful):
                 i += 1
         return i
 
+    def _separator(self, out: list[str], text: str) -> None:
+        if self.defers:
+            self.deferred += text
+        else:
+            out.append(text)
+
     def _value(self, c: str, i: int, out: list[str], may_close: bool) -> int:
+        if self.deferred:
+            out.append(self.deferred)
+            self.deferred = ""
         if c == '"':
             self.mode = STRING
             if not (self.raw_string and not self.stack):
@@ -300,3 +319,50 @@ class JsonStream(Stateful):
 
     def _end_value(self) -> None:
         self.mode = AFTER if self.stack else DONE
+
+
+class CompletingJsonStreamState(JsonStreamState):
+    deferred: str  # a member's separator and key, until its value begins
+
+
+class CompletingJsonStream(JsonStream):
+    """A stream whose text may be cut short and is then completed as
+    ``engine.json.complete_truncated_json`` completes it: a member's separator and key are held
+    until its value begins (a member cut before its value is dropped), and ``complete`` closes
+    what is open."""
+
+    State = CompletingJsonStreamState
+    defers = True
+
+    def snapshot(self) -> CompletingJsonStreamState:
+        return CompletingJsonStreamState(self.mode, self.stack, self.pending, self.deferred)
+
+    def load(self, state: CompletingJsonStreamState) -> None:
+        super().load(state)
+        self.deferred = state.deferred
+
+    def complete(self) -> str:
+        """The output that closes the value at a cut: an open string (less a partial escape),
+        a pending number less a dangling sign, point or exponent, a partial literal, the open
+        containers. Sets ``broken`` when the pending text cannot be completed."""
+        if self.broken is not None or self.mode == DONE:
+            return ""
+        out = []
+        if self.mode == SCALAR:
+            held = self.pending
+            if held[0] in "0123456789" or (held[:1] == "-" and held[1:2] not in ("I", "")):
+                token = held.rstrip(".-+eE")
+            else:
+                token = next((lit for lit in _COMPLETED_LITERALS if lit.startswith(held)), "")
+            try:
+                out.append(self._scalar(token))
+            except JsonStreamError:
+                self.broken = held
+                return ""
+        elif self.mode == STRING:
+            if len(self.pending) >= 6:  # a high surrogate whose low one was cut: kept alone
+                out.append(self._encode(chr(int(self.pending[2:6], 16))))
+            out.append("" if self.raw_string and not self.stack else '"')
+        out += ["}" if c == "{" else "]" for c in reversed(self.stack)]
+        self.mode, self.stack, self.pending, self.deferred = DONE, "", "", ""
+        return "".join(out)
