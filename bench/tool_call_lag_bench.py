@@ -161,6 +161,20 @@ def dsml(args: dict, calls: str = "tool_calls", tag: str = "｜DSML｜") -> list
             (f"\n</{tag}{calls}>", "")]
 
 
+def dots(args: dict) -> list[Seg]:
+    """dots' ``<parameter name="k">v</parameter>``: values are stripped (a run of space is
+    completed by the character after it) and may be ``null`` (the first character that rules it
+    out completes the opening quote too)."""
+    segs: list[Seg] = [('<dots_function_call>\n<invoke name="write_file">', "{")]
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((f'\n<parameter name="{k}">', f'{", " if i else ""}"{k}": '))
+        body = v.rstrip()
+        segs += [(m, ('"' if j == 0 else "") + escaped(m.lstrip() if j == 0 else m))
+                 for j, m in enumerate(re.findall(r"\s*\S", body))]
+        segs.append((v[len(body):] + "</parameter>", '"'))
+    return [*segs, ("\n</invoke>\n</dots_function_call>", "}")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -214,6 +228,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
                                              '"arguments": ', ""), *json_args(a), ("}", "")]),
     "apertus": ("qwen3", None, lambda a: [("<|tools_prefix|>[{", ""), ('"write_file": ', ""),
                                           *completed_json_args(a), ("}]<|tools_suffix|>", "")]),
+    "dots": ("qwen3", None, dots),
     "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),
     "llama4_pythonic": ("llama3", None, lambda a: pythonic(a, "<|python_start|>[")),
