@@ -258,6 +258,13 @@ class JsonStream(Stateful):
             m = plain.match(s, i)
             if m is not None:
                 run, i = m.group(), m.end()
+                if i == n and self.defers and not is_key and run[-1].isspace():
+                    # a cut here strips the text (complete_truncated_json): blanks wait
+                    body = run.rstrip()
+                    self.pending = run[len(body):]
+                    if body:
+                        out.append(body if raw else self._encode(body))
+                    return -1
             else:
                 c = s[i]
                 if c == '"':
@@ -342,7 +349,8 @@ class CompletingJsonStream(JsonStream):
         self.deferred = state.deferred
 
     def complete(self) -> str:
-        """The output that closes the value at a cut: an open string (less a partial escape),
+        """The output that closes the value at a cut: an open string (less a partial escape and
+        trailing blanks, as the cut text is stripped),
         a pending number less a dangling sign, point or exponent, a partial literal, the open
         containers. Sets ``broken`` when the pending text cannot be completed."""
         if self.broken is not None or self.mode == DONE:
@@ -360,7 +368,7 @@ class CompletingJsonStream(JsonStream):
                 self.broken = held
                 return ""
         elif self.mode == STRING:
-            if len(self.pending) >= 6:  # a high surrogate whose low one was cut: kept alone
+            if self.pending.startswith("\\u") and len(self.pending) >= 6:  # a high surrogate alone
                 out.append(self._encode(chr(int(self.pending[2:6], 16))))
             out.append("" if self.raw_string and not self.stack else '"')
         out += ["}" if c == "{" else "]" for c in reversed(self.stack)]
