@@ -1,6 +1,6 @@
-"""The prompt memo changes speed, never answers: a conversation rendered again (a memo hit)
-gets vLLM's recorded answer, a hit still runs the length check, and templates that read the
-clock are never memoized."""
+"""The prompt memo changes speed, never answers: a conversation rendered again (a memo hit,
+from its third render on: the second fills the memo) gets vLLM's recorded answer, a hit still
+runs the length check, and templates that read the clock are never memoized."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _chat_renders():
 def test_second_render_of_a_conversation_matches_vllm(servers, profile, case):
     port = servers.port(profile)
     req = case["request"]
-    for _ in range(2):
+    for _ in range(3):
         status, body = replay.http(port, req["method"], req["path"], req.get("body"), req.get("raw"))
         assert replay.compare_response(case["response"], status, body) is None
 
@@ -33,8 +33,9 @@ def test_tokenize_then_render_still_rejects_an_overlong_prompt(servers):
     port = servers.port("qwen3")
     # Over 8192 x 128 characters, yet few enough tokens (runs of spaces) for the memo to keep.
     messages = [{"role": "user", "content": "x" + " " * 1_100_000 + "y"}]
-    status, counted = post(port, "/tokenize", {"model": "Qwen/Qwen3-8B", "messages": messages})
-    assert status == 200 and counted["count"] > 8192
+    for _ in range(2):  # the second fills the memo
+        status, counted = post(port, "/tokenize", {"model": "Qwen/Qwen3-8B", "messages": messages})
+        assert status == 200 and counted["count"] > 8192
     body = {"model": "Qwen/Qwen3-8B", "messages": messages}
     status, first = post(port, "/v1/chat/completions/render", body)
     status2, again = post(port, "/v1/chat/completions/render", body)
@@ -55,10 +56,9 @@ def test_memo_hit_equals_a_fresh_render(servers):
         ],
         "chat_template_kwargs": {"enable_thinking": False},
     }
-    first = post(port, "/v1/chat/completions/render", body)[1]
-    second = post(port, "/v1/chat/completions/render", body)[1]
+    first, second, third = (post(port, "/v1/chat/completions/render", body)[1] for _ in range(3))
     flipped = post(port, "/v1/chat/completions/render", {**body, "chat_template_kwargs": {"enable_thinking": True}})[1]
-    assert first["token_ids"] == second["token_ids"]
+    assert first["token_ids"] == second["token_ids"] == third["token_ids"]
     assert first["request_id"] != second["request_id"]
     assert flipped["token_ids"] != first["token_ids"]  # the template kwargs are part of the key
 
@@ -69,9 +69,21 @@ def test_templates_that_read_the_clock_or_random_text_are_not_memoized(template)
     assert memo.key(([{"role": "user", "content": "hi"}], None, {}, None, False)) is None
 
 
+def test_a_conversation_is_keyed_from_its_second_render_on():
+    memo = PromptMemo("{{ messages }}")
+    inputs = ([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}], None, {}, None, False)
+    assert memo.key(inputs) is None
+    assert memo._entries.misses == 1  # a first render counts as a lookup that missed
+    again = ([dict(m) for m in inputs[0]], None, {}, None, False)  # equal, not the same objects
+    assert memo.key(again) == memo.key(inputs) is not None
+    other = ([{"role": "system", "content": "s"}, {"role": "user", "content": "ho"}], None, {}, None, False)
+    assert memo.key(other) is None
+
+
 def test_memo_stays_within_its_byte_budget():
     memo = PromptMemo("{{ messages }}", max_bytes=100_000)
     for i in range(200):
+        memo.key(([{"role": "user", "content": f"turn {i}"}], None, {}, None, False))
         key = memo.key(([{"role": "user", "content": f"turn {i}"}], None, {}, None, False))
         memo.put(key, 10, list(range(500)))
     assert memo._entries.size <= 100_000

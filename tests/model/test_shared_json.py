@@ -111,3 +111,28 @@ def test_tojson_encoder_refuses_what_json_dumps_refuses_with_its_message():
         with pytest.raises(TypeError) as theirs:
             json.dumps(bad, ensure_ascii=False)
         assert str(ours.value) == str(theirs.value)
+
+
+def _look_alikes():
+    """Values that ``==`` or JSON text would confuse, each in an object and an array."""
+    scalars = [0, 0.0, -0.0, False, None, 1, 1.0, True, float("nan"), float("inf"), -float("inf"), "0", "", 2**70]
+    return [{"a": v} for v in scalars] + [[v] for v in scalars] + [{0: 1}, {"0": 1}, {False: 1}, {None: 1}, (1, 2), [1, 2]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(any_values | st.sampled_from(_look_alikes()), min_size=1, max_size=8))
+def test_tojson_remembered_by_value_is_json_dumps(values):
+    """Each value, remembered or not, ``dumps`` as itself even after an equal-looking one."""
+    for value in values + values:
+        assert template.dumped_by_value(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_tojson_remembered_by_value_still_refuses_what_json_dumps_refuses():
+    for bad in ({"a": {1, 2}}, [object()], {"a": [1, 2]}, {"a": {1, 2}}):
+        try:
+            expected = json.dumps(bad, ensure_ascii=False)
+        except TypeError:
+            with pytest.raises(TypeError):
+                template.dumped_by_value(bad)
+        else:
+            assert template.dumped_by_value(bad) == expected

@@ -46,6 +46,11 @@ class BoundedLRU(Generic[K, V]):
             self.hits += 1
         return hit[0]
 
+    def count_miss(self) -> None:
+        """A lookup answered without asking (the caller knew it would miss)."""
+        with self._lock:
+            self.misses += 1
+
     def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         """The keys present (refreshed), under one lock."""
         found: dict[K, V] = {}

@@ -6,6 +6,11 @@ counts a prompt that is then rendered. The chat template is a pure function of i
 (messages, tools, template kwargs, documents) unless it reads the clock (``strftime_now``) or
 random text (``lipsum``), so the prompt ids of a conversation can be kept, keyed by the exact
 JSON of those inputs. Like the segment cache it changes speed, never ids.
+
+Most conversations are rendered once, and for them the key (the JSON of the whole
+conversation, then its hash) would cost ~10% of the render for nothing. So a conversation is
+memoized from its second render on: a first one only leaves a glance (its length and the ends
+of its first and last message), and the key is built when a glance comes back.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ _IMPURE = ("strftime_now", "lipsum")
 
 _encoder = msgspec.json.Encoder()
 _TOKEN_BYTES = 40  # an int object and its tuple slot
+_MAX_GLANCES = 1 << 16  # then the glances start over (a few MB at most)
 
 
 class PromptMemo:
@@ -33,10 +39,19 @@ class PromptMemo:
     def __init__(self, template: str | None, max_bytes: int = 8 * 1024 * 1024) -> None:
         self.enabled = template is not None and max_bytes > 0 and not any(g in template for g in _IMPURE)
         self._entries: BoundedLRU[bytes, tuple[int, tuple[int, ...]]] = BoundedLRU(max_bytes, name="prompt_memo")
+        self._glances: set[int] = set()
 
     def key(self, inputs: Any) -> bytes | None:
-        """The exact key of the template's inputs, or None when they cannot be memoized."""
+        """The exact key of the template's inputs, or None when they are not memoized: they
+        cannot be, or they are rendered for the first time (counted as a miss)."""
         if not self.enabled:
+            return None
+        glance = _glance(inputs)
+        if glance not in self._glances:
+            if len(self._glances) >= _MAX_GLANCES:
+                self._glances.clear()
+            self._glances.add(glance)
+            self._entries.count_miss()
             return None
         try:
             return _encoder.encode(inputs)
@@ -49,3 +64,19 @@ class PromptMemo:
 
     def put(self, key: bytes, chars: int, ids: list[int]) -> None:
         self._entries.put_many([(key, (chars, tuple(ids)), len(key) + _TOKEN_BYTES * len(ids))])
+
+
+def _glance(inputs: Any) -> int:
+    """A fingerprint of ``(messages, ...)`` that costs no walk of the conversation: equal inputs
+    give equal glances (a collision only costs building a key that then misses)."""
+    messages = inputs[0]
+    if type(messages) is not list or not messages:
+        return hash(type(messages))
+    return hash((len(messages), _ends(messages[0]), _ends(messages[-1])))
+
+
+def _ends(message: Any) -> Any:
+    content = message.get("content") if type(message) is dict else None
+    if type(content) is str:
+        return len(content), content[:64], content[-192:]
+    return len(content) if type(content) is list else None
