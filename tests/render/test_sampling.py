@@ -52,3 +52,6 @@ def test_serialize_omits_what_vllm_omits(values, temperature, max_tokens, seed):
     want = {name: derived[name] for name, default in VLLM_DEFAULTS
             if name in derived and not omitted(derived[name], default)}
     assert list(out.items()) == list(want.items())
+    again = sampling.serialize(dict(values))  # remembered: the same answer, in objects of its own
+    assert list(again.items()) == list(out.items())
+    assert all(again[k] is not v for k, v in out.items() if isinstance(v, (list, dict)))

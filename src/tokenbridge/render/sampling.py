@@ -73,8 +73,34 @@ _SAMPLING_EPS = 1e-5
 _GREEDY_RESET = ("top_p", "top_k", "min_p")
 
 
+_pack = msgspec.msgpack.Encoder().encode
+_unpack = msgspec.msgpack.Decoder().decode
+_MAX_SERIALIZED = 1024
+_serialized: dict[bytes, bytes] = {}  # MessagePack of values -> MessagePack of their wire form
+
+
 def serialize(values: dict[str, Any]) -> dict[str, Any]:
-    """The wire form of a ``SamplingParams`` built from ``values`` (its ``__post_init__`` applied).
+    """The wire form of a ``SamplingParams`` built from ``values``, remembered: most requests
+    of a deployment share a handful of sampling set-ups, and building the struct costs ~3x
+    looking it up. The key is the MessagePack of ``values`` (which keeps int, float and bool
+    apart, so equal keys are equal values); each answer is decoded afresh, so no two requests
+    share a list or dict."""
+    try:
+        key = _pack(values)
+    except (TypeError, ValueError, OverflowError):
+        return _serialize(values)
+    hit = _serialized.get(key)
+    if hit is not None:
+        return _unpack(hit)
+    out = _serialize(values)
+    if len(_serialized) >= _MAX_SERIALIZED:
+        _serialized.clear()
+    _serialized[key] = _pack(out)
+    return out
+
+
+def _serialize(values: dict[str, Any]) -> dict[str, Any]:
+    """``SamplingParams(**values)`` as vLLM sends it (its ``__post_init__`` applied).
 
     Greedy sampling resets top_p/top_k/min_p to the struct's own default objects, which
     omit-defaults then drops; prompt logprobs turn off prefix-cache reads.
