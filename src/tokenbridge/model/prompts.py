@@ -26,7 +26,9 @@ _IMPURE = ("strftime_now", "lipsum")
 
 _encoder = msgspec.json.Encoder()
 _TOKEN_BYTES = 40  # an int object and its tuple slot
-_MAX_GLANCES = 1 << 16  # then the glances start over (a few MB at most)
+# Glances are bits of a fixed 128 KB bitmap (a collision only costs a key that then misses),
+# cleared once a quarter of them is set, so a repeat is recognised over the last ~250k renders.
+_GLANCE_BITS = 1 << 20
 
 
 class PromptMemo:
@@ -39,18 +41,22 @@ class PromptMemo:
     def __init__(self, template: str | None, max_bytes: int = 8 * 1024 * 1024) -> None:
         self.enabled = template is not None and max_bytes > 0 and not any(g in template for g in _IMPURE)
         self._entries: BoundedLRU[bytes, tuple[int, tuple[int, ...]]] = BoundedLRU(max_bytes, name="prompt_memo")
-        self._glances: set[int] = set()
+        self._glances = bytearray(_GLANCE_BITS // 8)
+        self._glanced = 0
 
     def key(self, inputs: Any) -> bytes | None:
         """The exact key of the template's inputs, or None when they are not memoized: they
         cannot be, or they are rendered for the first time (counted as a miss)."""
         if not self.enabled:
             return None
-        glance = _glance(inputs)
-        if glance not in self._glances:
-            if len(self._glances) >= _MAX_GLANCES:
-                self._glances.clear()
-            self._glances.add(glance)
+        glance = _glance(inputs) & (_GLANCE_BITS - 1)
+        byte, bit = glance >> 3, 1 << (glance & 7)
+        if not self._glances[byte] & bit:
+            if self._glanced >= _GLANCE_BITS // 4:
+                self._glances[:] = bytes(len(self._glances))
+                self._glanced = 0
+            self._glances[byte] |= bit
+            self._glanced += 1
             self._entries.count_miss()
             return None
         try:
