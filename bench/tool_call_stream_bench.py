@@ -12,7 +12,8 @@ The output is reasoning followed by one ``write_file`` call whose arguments take
 ``--call-tokens`` of the ``--tokens``, tokenized with the model's tokenizer and streamed one
 token per call, carrying ``stream_state``. Reported per server: the first, last and largest
 request body; mean call time over the first and the last 200 calls (the last ones inside the
-call); when the name and the first argument byte arrive, and, for every argument character,
+call), and inside the call over its first and last 200 (the same work, so only state growth
+changes it); when the name and the first argument byte arrive, and, for every argument character,
 how many tokens after the token that completed it in the output it was sent (its lag). The
 accumulated stream is checked byte for byte against the server's own one-shot answer.
 
@@ -128,7 +129,7 @@ def ready_tokens(tok, ids: list[int], args: str) -> tuple[list[int], int]:
     return out, next(i for i, e in enumerate(ends) if e > call)
 
 
-def run(port: int, ids: list[int], ready: list[int], label: str) -> dict:
+def run(port: int, ids: list[int], ready: list[int], label: str, call_start: int = 0) -> dict:
     srv = Client(port)
     ready = ready or [0]
     chat_request = {"model": NAME, "messages": _MESSAGES, "tools": _TOOLS}
@@ -161,13 +162,16 @@ def run(port: int, ids: list[int], ready: list[int], label: str) -> dict:
     exact = name == want["name"] and args == want["arguments"]
     lags = [s - r for s, r in zip(sent_at, ready)] if exact and len(ready) > 1 else []
     first, last = statistics.mean(times[:WINDOW]) * 1000, statistics.mean(times[-WINDOW:]) * 1000
+    in_call = times[call_start:]
+    call_ratio = statistics.mean(in_call[-WINDOW:]) / statistics.mean(in_call[:WINDOW])
     row = {"label": label, "first_bytes": sizes[0], "last_bytes": sizes[-1], "max_bytes": max(sizes),
-           "first_ms": first, "last_ms": last, "ratio": last / first, "exact": exact,
+           "first_ms": first, "last_ms": last, "ratio": last / first, "call_ratio": call_ratio, "exact": exact,
            "name_at": name_at, "first_arg_at": sent_at[0] if sent_at else None, "first_arg_ready": ready[0],
            "max_lag": max(lags) if lags else None,
            "p99_lag": sorted(lags)[int(len(lags) * 0.99)] if lags else None}
     print(f"{label}: request first {sizes[0]} B, last {sizes[-1]} B (+{sizes[-1] - sizes[0]}), max {max(sizes)} B; "
-          f"mean call first {WINDOW} {first:.2f} ms, last {WINDOW} {last:.2f} ms (x{last / first:.2f}); "
+          f"mean call first {WINDOW} {first:.2f} ms, last {WINDOW} {last:.2f} ms (x{last / first:.2f}; "
+          f"inside the call, its last {WINDOW} vs its first {WINDOW}: x{call_ratio:.2f}); "
           f"name at token {name_at}, first argument byte at {row['first_arg_at']} (completed by {ready[0]}); "
           f"argument lag max {row['max_lag']} p99 {row['p99_lag']} tokens; stream == one-shot byte for byte: {exact}")
     return row
@@ -227,12 +231,12 @@ def main() -> None:
     for offset, mode in enumerate(("incremental", "whole")):
         proc = start(a.port + offset, mode, a.cpu)
         try:
-            rows.append(run(a.port + offset, ids, ready, f"tokenbridge {mode}"))
+            rows.append(run(a.port + offset, ids, ready, f"tokenbridge {mode}", call_start))
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait()
     if a.oracle_port:
-        rows.append(run(a.oracle_port, ids, ready, "vLLM 0.33"))
+        rows.append(run(a.oracle_port, ids, ready, "vLLM 0.33", call_start))
     if not a.no_families:
         sys.path.insert(0, str(Path(__file__).parent))
         import tool_call_lag_bench as lag
