@@ -205,7 +205,7 @@ def test_snapshot_holds_only_the_undecided_tail():
     d = p.feed("r\\nr</think>long content\\nthen `code", [])
     assert (d.reasoning, d.content) == ("r\nr", "long content\nthen `code")
     snap = p.snapshot()
-    assert msgspec.to_builtins(snap[4]) == ["`", ""]
+    assert msgspec.to_builtins(snap.filter) == ["`", ""]
     assert "long content" not in repr(snap)
 
 

@@ -8,15 +8,17 @@ The same object serves one-shot and streamed derender.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.model.harmony import harmony_encoding
 from tokenbridge.parsers import registry
-from tokenbridge.parsers.base import Delta, Final, ParseContext, ToolCallDelta
+from tokenbridge.parsers.base import Delta, Final, ParseContext, ParserState, Stateful, ToolCallDelta
 from tokenbridge.parsers.choice import DropToolCalls, NamedToolChoice, RequiredToolChoice, StreamedRequiredToolChoice
-from tokenbridge.parsers.output import OutputParser
+from tokenbridge.parsers.output import OutputParser, OutputState
 from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
 from tokenbridge.protocol.ids import random_hex
 from tokenbridge.protocol.openai import ChatCompletionRequest
@@ -35,9 +37,26 @@ def forces_tool_calls(choice: Any) -> bool:
     return isinstance(choice, dict) or choice == "required"
 
 
-class ChoiceParser:
+class ChoiceState(ParserState):
+    """``ChoiceParser``'s part of the stream state: the output parser's, the leading whitespace
+    held, whether a call was sent, and how many call indexes have their id."""
+
+    inner: OutputState
+    ws: str | None
+    calls: bool
+    started_calls: Annotated[int, msgspec.Meta(ge=0)]
+
+
+class FilteredChoiceState(ChoiceState):
+    """A choice whose reasoning parser has a content filter: its state follows (a fifth field,
+    as stream-state version 3 has always written it)."""
+
+    filter: Any  # the filter's own state, validated by it
+
+
+class ChoiceParser(Stateful):
     __slots__ = ("inner", "forced", "parallel", "engine", "dropping", "ws", "calls", "started_calls", "filter",
-                 "incremental")
+                 "incremental", "State")
 
     def __init__(self, inner: OutputParser, forced: bool, parallel: bool, engine: bool = False) -> None:
         self.inner = inner
@@ -54,6 +73,7 @@ class ChoiceParser:
         # extraction and after the whitespace rule above.
         self.filter = inner.reasoning.content_filter if inner.reasoning is not None else None
         self.incremental = tool is not None and tool.streams_arguments
+        self.State = ChoiceState if self.filter is None else FilteredChoiceState
 
     def _gate(self, d: Delta, final: bool) -> Delta:
         if (not d.tool_calls and self.filter is None and self.dropping is None
@@ -106,22 +126,17 @@ class ChoiceParser:
         reasoning = r.empty_reasoning if r is not None and self.inner.ctx.include_reasoning else None
         return Final(delta, content, reasoning)
 
-    def snapshot(self) -> list:
-        snap = [self.inner.snapshot(), self.ws, self.calls, self.started_calls]
-        if self.filter is not None:
-            snap.append(self.filter.snapshot())
-        return snap
+    def snapshot(self) -> ChoiceState:
+        if self.filter is None:
+            return ChoiceState(self.inner.snapshot(), self.ws, self.calls, self.started_calls)
+        return FilteredChoiceState(self.inner.snapshot(), self.ws, self.calls, self.started_calls,
+                                   self.filter.snapshot())
 
-    def restore(self, snap: list) -> None:
-        size = 4 if self.filter is None else 5
-        if not isinstance(snap, list) or len(snap) != size:
-            raise ValueError("bad parser state")
-        self.inner.restore(snap[0])
-        self.ws = snap[1] if isinstance(snap[1], str) else None
-        self.calls, self.started_calls = bool(snap[2]), int(snap[3])
+    def load(self, state: ChoiceState) -> None:
+        self.inner.load(state.inner)
+        self.ws, self.calls, self.started_calls = state.ws, state.calls, state.started_calls
         if self.filter is not None:
-            self.filter.restore(snap[4])
-
+            self.filter.restore(state.filter)
 
 def build_choice_parser(
     model: ModelContext,
