@@ -12,8 +12,9 @@ import json
 import re
 from json.encoder import encode_basestring
 
-from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState
 from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.engine.arguments import StreamedArguments
 from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, as_content
 from tokenbridge.parsers.engine.lexer import partial_suffix
@@ -27,14 +28,16 @@ _CALL = re.compile(
 _ARG = re.compile(r"(\w+):<escape>(.*?)<escape>", re.S)
 
 
+def parse_value(value: str) -> object:
+    """A value as vLLM reads it: JSON when it parses, else the raw string."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
 def parse_args(raw: str) -> dict:
-    args: dict = {}
-    for key, value in _ARG.findall(raw):
-        try:
-            args[key] = json.loads(value)
-        except json.JSONDecodeError:
-            args[key] = value
-    return args
+    return {key: parse_value(value) for key, value in _ARG.findall(raw)}
 
 
 def extract_functiongemma(text: str, ctx: ParseContext) -> Extraction:
@@ -95,7 +98,7 @@ class FunctionGemmaStreamedState(ParserState):
     streaming: bool = False  # the value is text and streams
 
 
-class FunctionGemmaStreamedCalls(ToolParser):
+class FunctionGemmaStreamedCalls(StreamedArguments):
     """``functiongemma`` for ``--tool-call-streaming incremental``: a call opens when its
     ``call:NAME{`` is read; each ``key:<escape>…<escape>`` follows when its key is read, a value
     that cannot be JSON streaming as text, one that may be held to its end and sent as the
@@ -109,23 +112,12 @@ class FunctionGemmaStreamedCalls(ToolParser):
     """
 
     name = "functiongemma"
-    streams_arguments = True
     State = FunctionGemmaStreamedState
+    _is_text = staticmethod(value_is_text)
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.load(FunctionGemmaStreamedState())
-
-    def _send(self, text: str, out: Delta) -> None:
-        if text:
-            out.tool_calls.append(ToolCallDelta(self.index, arguments=text))
-
-    def feed(self, text: str, token_ids: list[int]) -> Delta:
-        out = Delta(tool_calls=[])
-        buf, self.buf = self.buf + text, ""
-        while buf:
-            buf = self._step(buf, out)
-        return out
 
     def _step(self, buf: str, out: Delta) -> str:
         """Reads from ``buf`` in the current place; returns the rest (held text goes to ``buf``)."""
@@ -153,11 +145,10 @@ class FunctionGemmaStreamedCalls(ToolParser):
                     self.held += START
                 self.where = BEFORE if self.index < 0 else BETWEEN
                 return buf
-            self.index += 1
-            self.where, self.members = ARGS, 0
-            if self.index == 0:
+            if self.index < 0:
                 out.content, self.held = self.held[: self.cut].strip(), ""
-            out.tool_calls.append(ToolCallDelta(self.index, name=m.group(1), arguments="{"))
+            self.where = ARGS
+            self._open_call(m.group(1), out)
             return buf[m.end():]
         if where == ARGS:
             key_at, end_at = buf.find(_KEY_OPEN), buf.find(_END)
@@ -172,51 +163,32 @@ class FunctionGemmaStreamedCalls(ToolParser):
             key = _TRAILING_WORD.search(buf, 0, key_at).group()
             if not key:  # no key: the pattern reads on from the next character
                 return buf[key_at + 1:]
-            self.where, self.key, self.value, self.streaming = VALUE, key, "", False
+            self.where = VALUE
+            self._begin_value(key, False, out)
             return buf[key_at + len(_KEY_OPEN):]
         # VALUE
         close_at, end_at = buf.find(_ESCAPE), buf.find(_END)
         if end_at >= 0 and (close_at < 0 or end_at < close_at):
-            self._value(buf[:end_at], out)
+            self._value_text(buf[:end_at], out)
             self._end_call(out)
             return buf[end_at + len(_END):]
         if close_at < 0:
             keep = partial_suffix(buf, (_ESCAPE, _END))
-            self._value(buf[: len(buf) - keep], out)
+            self._value_text(buf[: len(buf) - keep], out)
             self.buf = buf[len(buf) - keep:]
             return ""
-        self._value(buf[:close_at], out)
+        self._value_text(buf[:close_at], out)
         self._end_value(out)
         self.where = ARGS
         return buf[close_at + len(_ESCAPE):]
 
-    def _value(self, text: str, out: Delta) -> None:
-        if self.streaming:
-            self._send(encode_basestring(text)[1:-1], out)
-            return
-        self.value += text
-        if value_is_text(self.value):
-            self.streaming = True
-            sep = ", " if self.members else ""
-            self.members += 1
-            self._send(f"{sep}{encode_basestring(self.key)}: {encode_basestring(self.value)[:-1]}", out)
-            self.value = ""
-
-    def _end_value(self, out: Delta) -> None:
-        if self.streaming:
-            self._send('"', out)
-        else:
-            sep = ", " if self.members else ""
-            self.members += 1
-            self._send(f"{sep}{encode_basestring(self.key)}: {dumps_args(parse_args(f'k:{_ESCAPE}{self.value}{_ESCAPE}')['k'])}", out)
-        self.key, self.value, self.streaming = "", "", False
+    def _converted(self, raw: str) -> str:
+        return dumps_args(parse_value(raw))
 
     def _end_call(self, out: Delta) -> None:
         """The call's body ended: a value still open is closed if it streams, else dropped."""
-        if self.where == VALUE and self.streaming:
-            self._send('"', out)
-        self._send("}", out)
-        self.where, self.key, self.value, self.streaming = BETWEEN, "", "", False
+        self._close_call(self.where == VALUE, out)
+        self.where = BETWEEN
 
     def finish(self) -> Delta:
         out = Delta(tool_calls=[])

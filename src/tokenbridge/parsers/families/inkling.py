@@ -23,10 +23,10 @@ from typing import Annotated
 import msgspec
 
 from tokenbridge.parsers.base import ParseContext, ParserState, ReasoningParser
-from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.lexer import partial_suffix, special_token_texts
 from tokenbridge.parsers.engine.json import json_member_object
+from tokenbridge.parsers.engine.reasoning import closed_in_prompt
 from tokenbridge.parsers.engine.tag_stream import StreamedTagBody, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import (
     ARGS,
@@ -88,14 +88,7 @@ class InklingReasoningParser(ReasoningParser):
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
         """The last thinking/header token keeps reasoning open, a text/end-sampling one ends it."""
-        opening = {token_id(ctx.vocab, m) for m in (CONTENT_THINKING, MESSAGE_MODEL)} - {None}
-        closing = {token_id(ctx.vocab, m) for m in (CONTENT_TEXT, END_SAMPLING)} - {None}
-        for t in reversed(prompt_token_ids):
-            if t in opening:
-                return False
-            if t in closing:
-                return True
-        return False
+        return closed_in_prompt(prompt_token_ids, ctx.vocab, (CONTENT_THINKING, MESSAGE_MODEL), (CONTENT_TEXT, END_SAMPLING))
 
     def _text(self, text: str, r: list[str], c: list[str]) -> None:
         if not text:

@@ -19,17 +19,14 @@ import re
 import warnings
 from typing import Any
 
-from json.encoder import encode_basestring
-
-from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
 from tokenbridge.parsers.engine.reasoning import IdentityReasoningParser, SwitchedReasoningParser, closed_in_prompt
 from tokenbridge.parsers.engine.thinking import EITHER_FLAG_DEFAULT_OFF
+from tokenbridge.parsers.engine.arguments import StreamedArguments
 from tokenbridge.parsers.engine.json import dumps_args
-from tokenbridge.parsers.engine.held import HeldBlockParser
+from tokenbridge.parsers.engine.held import Extraction, HeldBlockParser, as_content
 from tokenbridge.parsers.engine.schema import function_tools
-from tokenbridge.parsers.engine.held import Extraction, as_content
-from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 
 START = "<tool_call>"
 _CALL = re.compile(r"<tool_call>.*?</tool_call>", re.S)
@@ -122,7 +119,7 @@ class PoolsideStreamedState(ParserState):
     streaming: bool = False  # the value is text and streams
 
 
-class PoolsideV1StreamedCalls(ToolParser):
+class PoolsideV1StreamedCalls(StreamedArguments):
     """``poolside_v1`` for ``--tool-call-streaming incremental``: content streams up to the first
     ``<tool_call>``; a call opens when its name line is read; each ``<arg_key>`` pair follows
     when its key is read, a string-typed value streaming as written, any other held to its end
@@ -137,7 +134,6 @@ class PoolsideV1StreamedCalls(ToolParser):
     """
 
     name = "poolside_v1"
-    streams_arguments = True
     supports_required_and_named = False
     State = PoolsideStreamedState
     _is_string = PoolsideV1ToolParser._is_string
@@ -146,26 +142,10 @@ class PoolsideV1StreamedCalls(ToolParser):
         super().__init__(ctx)
         self.load(PoolsideStreamedState())
 
-    def _send(self, text: str, out: Delta) -> None:
-        if text:
-            out.tool_calls.append(ToolCallDelta(self.index, arguments=text))
-
     def feed(self, text: str, token_ids: list[int]) -> Delta:
-        out = Delta(tool_calls=[])
         if self.index < 0 and self.where != CONTENT:
             self.held += text
-        buf, self.buf = self.buf + text, ""
-        while buf:
-            buf = self._step(buf, out)
-        return out
-
-    def _until(self, buf: str, markers: tuple[str, ...]) -> tuple[int, str | None]:
-        """The first of ``markers`` in ``buf``; without one, a partial one is held."""
-        at, marker = find_first(buf, markers)
-        if marker is None:
-            keep = partial_suffix(buf, markers)
-            self.buf = buf[len(buf) - keep:]
-        return at, marker
+        return super().feed(text, token_ids)
 
     def _step(self, buf: str, out: Delta) -> str:
         where = self.where
@@ -198,7 +178,8 @@ class PoolsideV1StreamedCalls(ToolParser):
             if marker == KEY_OPEN:
                 self.where, self.key = KEY, ""
             else:
-                self._begin_value(out)
+                self.where = VALUE
+                self._begin_value(self.key, self._is_string(self.name, self.key), out)
             return buf[at + len(marker):]
         if where == KEY:
             at, marker = self._until(buf, (KEY_CLOSE,))
@@ -208,7 +189,7 @@ class PoolsideV1StreamedCalls(ToolParser):
             self.key, self.where = (self.key + buf[:at]).strip(), GAP
             return buf[at + len(KEY_CLOSE):]
         at, marker = self._until(buf, (VALUE_CLOSE, END))  # VALUE
-        self._value(buf[:at] if marker else buf[: len(buf) - len(self.buf)], out)
+        self._value_text(buf[:at] if marker else buf[: len(buf) - len(self.buf)], out)
         if marker is None:
             return ""
         if marker == END:
@@ -232,42 +213,19 @@ class PoolsideV1StreamedCalls(ToolParser):
         if not rest.startswith((KEY_OPEN, END)):
             self.where = SKIP_BLOCK
             return rest
-        self.index += 1
-        self.name, self.members, self.where, self.held = s[:cut].strip(), 0, PAIRS, ""
-        out.tool_calls.append(ToolCallDelta(self.index, name=self.name, arguments="{"))
+        self.name, self.where, self.held = s[:cut].strip(), PAIRS, ""
+        self._open_call(self.name, out)
         return rest
 
-    def _begin_value(self, out: Delta) -> None:
-        self.where, self.value = VALUE, ""
-        self.streaming = self._is_string(self.name, self.key)
-        if self.streaming:
-            self._send(f'{", " if self.members else ""}{encode_basestring(self.key)}: "', out)
-            self.members += 1
-
-    def _value(self, text: str, out: Delta) -> None:
-        if self.streaming:
-            self._send(encode_basestring(text)[1:-1], out)
-        else:
-            self.value += text
-
-    def _end_value(self, out: Delta) -> None:
-        if self.streaming:
-            self._send('"', out)
-        else:
-            try:
-                value = dumps_args(_deserialize(self.value.strip()))
-            except (TypeError, ValueError, RecursionError, MemoryError):
-                value = None
-            if value is not None:
-                self._send(f'{", " if self.members else ""}{encode_basestring(self.key)}: {value}', out)
-                self.members += 1
-        self.key, self.value, self.streaming = "", "", False
+    def _converted(self, raw: str) -> str | None:
+        try:
+            return dumps_args(_deserialize(raw.strip()))
+        except (TypeError, ValueError, RecursionError, MemoryError):
+            return None
 
     def _end_call(self, out: Delta) -> None:
-        if self.where == VALUE and self.streaming:
-            self._send('"', out)
-        self._send("}", out)
-        self.where, self.key, self.value, self.streaming = BETWEEN, "", "", False
+        self._close_call(self.where == VALUE, out)
+        self.where = BETWEEN
 
     def finish(self) -> Delta:
         out = Delta(tool_calls=[])

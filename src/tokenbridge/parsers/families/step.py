@@ -17,25 +17,21 @@ from __future__ import annotations
 
 import contextlib
 import re
+from dataclasses import replace
 from typing import Any
 
-from dataclasses import replace
-
-from json.encoder import encode_basestring
-
-from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState
 from tokenbridge.parsers.declare import RenderRules
-from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
+from tokenbridge.parsers.engine.arguments import StreamedArguments
+from tokenbridge.parsers.engine.held import Extraction, HeldBlockParser, as_content
+from tokenbridge.parsers.engine.json import dumps_args
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, MarkerPartitionParser, register_format
+from tokenbridge.parsers.engine.schema import function_tools
 from tokenbridge.parsers.engine.tag_stream import QWEN_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import family_parser
 from tokenbridge.parsers.engine.thinking import ALWAYS_ON
 from tokenbridge.parsers.families.qwen import QWEN3, qwen_coder_family
 from tokenbridge.parsers.registry import tool_parser
-from tokenbridge.parsers.engine.json import dumps_args
-from tokenbridge.parsers.engine.held import HeldBlockParser
-from tokenbridge.parsers.engine.schema import function_tools
-from tokenbridge.parsers.engine.held import Extraction, as_content
 
 CALLS_BEGIN, CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"
@@ -160,7 +156,7 @@ class Step3StreamedState(ParserState):
     started: bool = False  # a streamed value's first non-space character was sent
 
 
-class Step3StreamedCalls(ToolParser):
+class Step3StreamedCalls(StreamedArguments):
     """``step3`` for ``--tool-call-streaming incremental``: content streams up to the calls
     block (stripped, as the one-shot answer strips it: an output that starts with space is held
     until a call opens); a call opens when its ``function`` kind and invoke name are read; each
@@ -174,17 +170,13 @@ class Step3StreamedCalls(ToolParser):
     """
 
     name = "step3"
-    streams_arguments = True
     State = Step3StreamedState
+    strips_values = True
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.load(Step3StreamedState())
         self._types: dict[str, Any] | None = None
-
-    def _send(self, text: str, out: Delta) -> None:
-        if text:
-            out.tool_calls.append(ToolCallDelta(self.index, arguments=text))
 
     def _content(self, text: str, out: Delta) -> None:
         """Content, stripped as a whole: leading space dropped, trailing space held."""
@@ -195,23 +187,12 @@ class Step3StreamedCalls(ToolParser):
         else:
             self.space += text
 
-    def _until(self, buf: str, markers: tuple[str, ...]) -> tuple[int, str | None]:
-        at, marker = find_first(buf, markers)
-        if marker is None:
-            keep = partial_suffix(buf, markers)
-            self.buf = buf[len(buf) - keep:]
-        return at, marker
-
     def feed(self, text: str, token_ids: list[int]) -> Delta:
-        out = Delta(tool_calls=[])
         if text and not self.seen:
             self.seen, self.whole = True, text[0].isspace()
         if self.index < 0 and self.where != RAW and (self.whole or self.where != TEXT):
             self.held += text
-        buf, self.buf = self.buf + text, ""
-        while buf:
-            buf = self._step(buf, out)
-        return out
+        return super().feed(text, token_ids)
 
     def _step(self, buf: str, out: Delta) -> str:
         where = self.where
@@ -275,7 +256,7 @@ class Step3StreamedCalls(ToolParser):
                 return buf[at:]
             return ""
         at, marker = self._until(buf, (_PARAM_CLOSE, CALL_BEGIN, CALL_END, CALLS_END))  # VALUE
-        self._value(buf[:at] if marker else buf[: len(buf) - len(self.buf)], out)
+        self._value_text(buf[:at] if marker else buf[: len(buf) - len(self.buf)], out)
         if marker is None:
             return ""
         if marker == _PARAM_CLOSE:
@@ -294,14 +275,14 @@ class Step3StreamedCalls(ToolParser):
             self.where = PARAMS if where == KEY else INVOKE
             return rest
         if where == KEY:
-            self._begin_value(text, out)
+            self.where = VALUE
+            self._begin_value(text, self._type(text) not in _KEPT_TYPES, out)
             return rest
-        self.index += 1
-        self.name, self.members, self.where = text, 0, PARAMS
+        self.name, self.where = text, PARAMS
         if self.whole:  # the output started with space: the content so far, stripped
             self._content(self.held[: self.held.find(CALLS_BEGIN)], out)
         self.held = ""
-        out.tool_calls.append(ToolCallDelta(self.index, name=text, arguments="{"))
+        self._open_call(text, out)
         return rest
 
     def _type(self, key: str) -> Any:
@@ -310,42 +291,12 @@ class Step3StreamedCalls(ToolParser):
                 return ((schema or {}).get("properties", {}).get(key) or {}).get("type")
         return None
 
-    def _begin_value(self, key: str, out: Delta) -> None:
-        self.where, self.key, self.value, self.started = VALUE, key, "", False
-        self.streaming = self._type(key) not in _KEPT_TYPES
-        if self.streaming:
-            self._send(f'{", " if self.members else ""}{encode_basestring(key)}: "', out)
-            self.members += 1
-
-    def _value(self, text: str, out: Delta) -> None:
-        if not self.streaming:
-            self.value += text
-            return
-        text = self.value + text
-        if not self.started:
-            text = text.lstrip()
-        body = text.rstrip()
-        self.value = text[len(body):]
-        if body:
-            self.started = True
-            self._send(encode_basestring(body)[1:-1], out)
-
-    def _end_value(self, out: Delta) -> None:
-        if self.streaming:
-            self._send('"', out)
-        else:
-            value = dumps_args(_cast(self.value.strip(), self._type(self.key)))
-            self._send(f'{", " if self.members else ""}{encode_basestring(self.key)}: {value}', out)
-            self.members += 1
-        self.key, self.value, self.streaming = "", "", False
+    def _converted(self, raw: str) -> str:
+        return dumps_args(_cast(raw.strip(), self._type(self.key)))
 
     def _end_call(self, out: Delta) -> None:
-        if self.where not in (PARAMS, VALUE, KEY):
-            return
-        if self.where == VALUE and self.streaming:
-            self._send('"', out)
-        self._send("}", out)
-        self.key, self.value, self.streaming = "", "", False
+        if self.where in (PARAMS, VALUE, KEY):
+            self._close_call(self.where == VALUE, out)
 
     def finish(self) -> Delta:
         out = Delta(tool_calls=[])
