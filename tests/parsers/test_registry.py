@@ -1,15 +1,18 @@
-"""The registry: every vLLM 0.33 parser name resolves, aliases are unique, and every
-registered parser takes plain text without raising."""
+"""The registry: every vLLM 0.33 parser name resolves, aliases are unique, every registered
+parser takes plain text without raising, and ``parsers/__init__.py``'s family -> file map
+matches what the family modules register."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
 from conftest import SHARED
+from tokenbridge import parsers
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext, ToolParser
 
@@ -90,3 +93,25 @@ def test_names_registered_once():
                  "glm47", "ling3"):
         assert listed.count(name) == 1, name
         assert issubclass(registry.get_tool_parser(name), ToolParser)
+
+
+def _family_map() -> dict[str, str]:
+    """``parsers/__init__.py``'s family -> file table: module name -> its row's text."""
+    rows: dict[str, str] = {}
+    module = None
+    for line in parsers.__doc__.split("Family -> file")[1].split("Adding a parser")[0].splitlines():
+        if line.startswith("families/"):
+            path, _, text = line.partition(" ")
+            module, rows[path.removesuffix(".py").removeprefix("families/")] = path, text
+        elif module and line.startswith(" ") and line.strip():
+            rows[module.removesuffix(".py").removeprefix("families/")] += " " + line.strip()
+    return rows
+
+
+def test_the_family_map_lists_every_family_module_and_its_names():
+    rows = _family_map()
+    assert sorted(rows) == sorted(registry.FAMILY_MODULES)
+    for kind in ("tool", "reasoning"):
+        for e in registry.describe()[kind]:
+            module = e["module"].removeprefix("tokenbridge.parsers.families.")
+            assert re.search(rf"(?<![\w-]){re.escape(e['name'])}(?![\w-])", rows[module]), (kind, e["name"], module)

@@ -15,8 +15,9 @@ Layout
   (argument coercion), ``thinking`` (the thinking switch), ``reasoning`` (``<think>``-style
   formats, and the switch between a thinking parser and the identity), ``template`` (checkpoint
   response templates), ``json_stream``/``tag_stream``/``json_calls``/``call_list``/``python_calls``
-  (with ``python_literals``) (incremental tool calls; ``json_calls.OpenCall`` holds the one call
-  object a stream reads at a time).
+  (with ``python_literals``)/``arguments`` (incremental tool calls; ``json_calls.OpenCall`` holds
+  the one call object a stream reads at a time, ``arguments.StreamedArguments`` writes a call's
+  arguments member by member for a family reader that finds its keys and values).
 - ``choice.py``: named/``required`` tool choices; ``output.py``: reasoning then tools, per choice.
 
 Parsers import only ``protocol`` types: what they need from the model arrives in
@@ -24,16 +25,18 @@ Parsers import only ``protocol`` types: what they need from the model arrives in
 
 Family -> file
 --------------
-Every family is one module under ``families/`` (``registry.FAMILY_MODULES`` lists them);
-``tokenbridge parsers --json`` gives each name's aliases, family and module.
+Every family is one module under ``families/`` (``registry.FAMILY_MODULES`` lists them), with
+its ``--tool-call-streaming incremental`` reader where it has one; ``tokenbridge parsers --json``
+gives each name's aliases, family and module. ``tests/parsers/test_registry.py`` checks this
+table against the registry.
 
 =========================  ===========================================================
 families/apertus.py        apertus tools
-families/cohere.py         cohere_command3/4 tools and reasoning
+families/cohere.py         cohere_command3, cohere_command4 tools and reasoning
 families/deepseek.py       deepseek_v3, deepseek_v31 tools; deepseek_r1, deepseek_v3, holo2
                            reasoning
-families/deepseek_dsml.py  deepseek_v32, deepseek_v4, deepseek_v41 tools; deepseek_v4(1)
-                           reasoning
+families/deepseek_dsml.py  deepseek_v32, deepseek_v4, deepseek_v41 tools; deepseek_v4,
+                           deepseek_v41 reasoning
 families/dots.py           dots tools
 families/ernie45.py        ernie45 tools and reasoning
 families/functiongemma.py  functiongemma tools
@@ -55,10 +58,12 @@ families/llama.py          llama3_json (llama4_json) tools
 families/mimo.py           mimo tools and reasoning
 families/minicpm5.py       minicpm5 tools
 families/minicpmv.py       minicpmv reasoning
-families/minimax.py        minimax_m2, minimax_m3 tools; their reasoning and append-think
+families/minimax.py        minimax_m2, minimax_m3 tools and reasoning; minimax_m2_append_think
+                           reasoning
 families/mistral.py        mistral tools and reasoning
 families/muse.py           muse, muse_glimmer tools; musespark1x (muse), muse_glimmer reasoning
-families/olmo3.py          olmo3 reasoning (its tools: the pythonic ``olmo3`` variant)
+families/olmo3.py          olmo3 reasoning; the olmo3 tools' incremental reader (their one-shot
+                           parser is pythonic.py's)
 families/phi4_mini.py      phi4_mini_json tools
 families/plamo.py          plamo3 tools and reasoning
 families/poolside.py       poolside_v1 tools and reasoning
@@ -78,7 +83,8 @@ Adding a parser
    ``family_parser(...)`` with ``@tool_parser(name, *aliases, family=..., render=RenderRules(...))``;
    for reasoning markers, a ``MarkerFormat`` registered with ``register_format`` (``keeps_special``
    when vLLM's adapter clears ``skip_special_tokens``). Reuse an engine (``tags``, ``calls``,
-   ``held``, ``reasoning``) and write a reader only where the format needs one.
+   ``held``, ``reasoning``; for an incremental stream ``tag_stream``, ``json_calls``,
+   ``arguments``) and write a reader only where the format needs one.
 2. Add its module name to ``registry.FAMILY_MODULES``.
 3. Give its render rules and, if vLLM has a structural-tag model for it, its ``ToolCallGrammar``
    in ``RenderRules``; render reads them from the registry.
@@ -89,10 +95,13 @@ Adding a parser
    state's ``check``. ``Stateful`` saves, validates and loads it: write no
    ``snapshot``/``restore`` (override ``load`` only to rebuild an object the state describes,
    as ``OpenCall`` does). Changing a state's layout means a new stream-state version
-   (``derender.state.VERSION``) that still reads the previous one. A rule that mirrors a vLLM
-   quirk beyond the family's own parser goes in ``quirks.py``.
+   (``derender.state.VERSION``) that still reads the previous one, with a recording of the
+   previous version's states (``tests/parsers/test_stream_state_versions.py``). A rule that
+   mirrors a vLLM quirk beyond the family's own parser goes in ``quirks.py``.
 5. Test it in ``tests/parsers/test_<family>.py`` (its module docstring lists the family's known
    gaps) with the shared feeding helper (``tests/parsers/feeding.py``: one feed, every
-   chunking, through snapshot/restore), and add its vLLM-recorded cases; the
-   chunking-invariance test picks it up from the registry.
+   chunking, through snapshot/restore), and add its vLLM-recorded cases: reasoning rows through
+   ``reasoning_cases.reasoning_tests``, an incremental stream against its one-shot answer with
+   ``incremental.py``. The chunking-invariance test picks it up from the registry; add its row
+   to the table above (``test_registry.py`` checks it).
 """
