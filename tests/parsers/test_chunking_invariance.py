@@ -77,6 +77,7 @@ OUTPUTS = [
     f'Sure. <|tools_prefix|>[{{"get_weather": {ARGS}}}, {{"search_web": {{"query": "x"}}}}]<|tools_suffix|> ok',
     'Sure. <dots_function_call>\n<invoke name="get_weather">\n<parameter name="city">Zürich 🌧</parameter>\n'
     '<parameter name="days">3</parameter>\n</invoke>\n</dots_function_call>',
+    f'[{{"name": "get_weather", "arguments": {ARGS}}}, {{"name": "search_web", "arguments": "raw"}}]',
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -86,7 +87,7 @@ WELL_FORMED = {
     5: {"pythonic", "llama4_pythonic"}, 15: {"seed_oss"}, 16: {"granite-20b-fc"}, 17: {"plamo3"},
     18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"}, 24: {"step3"},
     25: {"deepseek_v32"}, 26: {"deepseek_v4"}, 27: {"deepseek_v41"},
-    28: {"gigachat3"}, 29: {"apertus"}, 30: {"dots"},
+    28: {"gigachat3"}, 29: {"apertus"}, 30: {"dots"}, 31: {"xlam"},
 }
 
 
