@@ -229,6 +229,8 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "apertus": ("qwen3", None, lambda a: [("<|tools_prefix|>[{", ""), ('"write_file": ', ""),
                                           *completed_json_args(a), ("}]<|tools_suffix|>", "")]),
     "dots": ("qwen3", None, dots),
+    "cohere_command3": ("qwen3", None, lambda a: [('<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "write_file", '
+                                                    '"parameters": ', ""), *json_args(a), ("}]<|END_ACTION|>", "")]),
     "xlam": ("qwen3", None, lambda a: [('[{"name": "write_file", "arguments": ', ""), *json_args(a), ("}]", "")]),
     "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),

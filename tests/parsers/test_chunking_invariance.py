@@ -78,6 +78,8 @@ OUTPUTS = [
     'Sure. <dots_function_call>\n<invoke name="get_weather">\n<parameter name="city">Zürich 🌧</parameter>\n'
     '<parameter name="days">3</parameter>\n</invoke>\n</dots_function_call>',
     f'[{{"name": "get_weather", "arguments": {ARGS}}}, {{"name": "search_web", "arguments": "raw"}}]',
+    '<|START_THINKING|>Plan.<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", '
+    f'"parameters": {ARGS}}}\n]<|END_ACTION|>',
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -88,6 +90,7 @@ WELL_FORMED = {
     18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"}, 24: {"step3"},
     25: {"deepseek_v32"}, 26: {"deepseek_v4"}, 27: {"deepseek_v41"},
     28: {"gigachat3"}, 29: {"apertus"}, 30: {"dots"}, 31: {"xlam"},
+    32: {"cohere", "cohere_command3", "cohere_command4"},
 }
 
 

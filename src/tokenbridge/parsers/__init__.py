@@ -17,7 +17,8 @@ Layout
   response templates), ``json_stream``/``tag_stream``/``json_calls``/``call_list``/``python_calls``
   (with ``python_literals``)/``arguments`` (incremental tool calls; ``json_calls.OpenCall`` holds
   the one call object a stream reads at a time, ``arguments.StreamedArguments`` writes a call's
-  arguments member by member for a family reader that finds its keys and values).
+  arguments member by member for a family reader that finds its keys and values),
+  ``melody_actions`` (Cohere melody's action blocks, one-shot and streamed).
 - ``choice.py``: named/``required`` tool choices; ``output.py``: reasoning then tools, per choice.
 
 Parsers import only ``protocol`` types: what they need from the model arrives in

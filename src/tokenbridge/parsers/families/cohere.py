@@ -23,7 +23,9 @@ vLLM 0.33 hands the whole output to Cohere's ``cohere_melody`` filter (presets `
   line removed, or the rest of the block when it never does). A block ending in a backslash
   yields nothing. Ids are kept (vLLM uses them as the calls' ids).
 
-With a reasoning parser in front (it removes the thinking), parsing starts in content.
+The block reader is ``engine.melody_actions`` (one-shot, and as the block arrives for
+``--tool-call-streaming incremental``). With a reasoning parser in front (it removes the
+thinking), parsing starts in content.
 Without one, reasoning-mode text is reported as reasoning, as vLLM's unified parser does.
 
 Cohere Command 3 and Command 4: reasoning is the melody filter's reasoning mode.
@@ -46,13 +48,12 @@ in front) computes exactly that reasoning; this parser reuses it and leaves the 
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
 from tokenbridge.parsers.registry import tool_parser
 from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
+from tokenbridge.parsers.engine.melody_actions import ActionState, ActionStream, read_actions
 import msgspec
 from tokenbridge.parsers.base import ReasoningParser
 from tokenbridge.parsers.registry import reasoning_parser
@@ -71,95 +72,6 @@ COMMAND3_MODES = {
 COMMAND4_MODES = {**COMMAND3_MODES, "<|START_TEXT|>": CONTENT, "<|END_TEXT|>": IGNORE}
 
 CITE_OPEN, CITE_CLOSE = "<co>", "</co: "
-
-_CALL_ID = re.compile(r'"tool_call_id":\s*"')
-_NAME = re.compile(r'"tool_name":\s*"')
-_PARAMS_WITH_KEY = re.compile(r'"parameters":\s*\{\s*"')
-_PARAMS = re.compile(r'"parameters":\s*')
-_INDENT_LIMIT = 8
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _unescaped_quote(s: str, start: int) -> int:
-    i = s.find('"', start)
-    while i != -1:
-        backslashes = len(s[start:i]) - len(s[start:i].rstrip("\\"))
-        if backslashes % 2 == 0:
-            return i
-        i = s.find('"', i + 1)
-    return -1
-
-
-def _dedent(raw: str) -> str:
-    """Up to 8 leading blanks removed from each line (melody's raw-parameter stream)."""
-    out, removed, seen = [], 0, False
-    for c in raw:
-        if c == "\n":
-            removed, seen = 0, False
-        elif c.isspace():
-            if removed < _INDENT_LIMIT and not seen:
-                removed += 1
-                continue
-        else:
-            seen = True
-        out.append(c)
-    return "".join(out)
-
-
-def _json_value_end(s: str) -> int:
-    """End of the JSON value at the start of ``s`` (strict: no NaN/Infinity), or -1."""
-    try:
-        return _STRICT_JSON.raw_decode(s)[1]
-    except ValueError:
-        return -1
-
-
-def read_actions(block: str) -> list[tuple[str, str, str]]:
-    """``(id, name, arguments)`` of each call melody reads in one action block."""
-    calls: list[list[str]] = []
-    if not block or block.endswith("\\"):
-        return []
-    pos = 0
-    while True:
-        m = _CALL_ID.search(block, pos)
-        if m is None:
-            break
-        end = _unescaped_quote(block, m.end())
-        if end == -1:
-            break
-        call = [block[m.end():end], "", ""]
-        calls.append(call)
-        pos = end + 1
-        m = _NAME.search(block, pos)
-        if m is None:
-            break
-        end = _unescaped_quote(block, m.end())
-        if end == -1:
-            break
-        call[1] = block[m.end():end]
-        pos = end + 1
-        if _PARAMS_WITH_KEY.search(block, pos):
-            m = _PARAMS.search(block, pos)
-            start = m.end()
-            n = _json_value_end(block[start:])
-            if n == -1:
-                call[2] = _dedent(block[start:])
-                break
-            call[2] = _dedent(block[start:start + n])
-            pos = start + n
-        else:
-            brace = block.find("}", pos)
-            if brace == -1:
-                break
-            pos = brace
-    return [(c[0], c[1], c[2]) for c in calls if any(c)]
-
 
 def unwrap_citations(text: str, in_cite: bool, final: bool) -> tuple[str, int, bool]:
     """Citation tags removed from ``text``: the output, how much of ``text`` was read, and
@@ -276,6 +188,48 @@ class Command4ToolParser(CohereToolParser):
 
     modes = COMMAND4_MODES
     initial_mode = REASONING
+
+
+class CohereStreamedState(CohereState):
+    action: ActionState | None = None  # the action block being read
+
+
+class CohereStreamedCalls(CohereToolParser):
+    """The melody filter for ``--tool-call-streaming incremental``: action blocks are read by
+    ``ActionStream`` as they arrive. A block ending in a backslash, which melody reads as no
+    call at all, is a known gap (its calls were sent)."""
+
+    streams_arguments = True
+    State = CohereStreamedState
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self._action: ActionStream | None = None
+
+    def snapshot(self) -> CohereStreamedState:
+        self.action = None if self._action is None else self._action.snapshot()
+        return super().snapshot()
+
+    def load(self, state: CohereStreamedState) -> None:
+        super().load(state)
+        self._action = None
+        if getattr(state, "action", None) is not None:
+            self._action = ActionStream(self.index)
+            self._action.load(state.action)
+
+    def _text(self, text: str, out: Delta, ends: bool) -> None:
+        if self.mode != ACTION:
+            super()._text(text, out, ends)
+            return
+        if self._action is None:
+            self._action = ActionStream(self.index)
+        self._action.feed(text, out.tool_calls)
+        if ends:
+            self.index, self._action = self._action.end(out.tool_calls), None
+
+
+Command3ToolParser.incremental = type("Command3StreamedCalls", (CohereStreamedCalls, Command3ToolParser), {})
+Command4ToolParser.incremental = type("Command4StreamedCalls", (CohereStreamedCalls, Command4ToolParser), {})
 
 
 START_THINKING, END_THINKING, CHATBOT = "<|START_THINKING|>", "<|END_THINKING|>", "<|CHATBOT_TOKEN|>"
