@@ -231,6 +231,10 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "dots": ("qwen3", None, dots),
     "cohere_command3": ("qwen3", None, lambda a: [('<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "write_file", '
                                                     '"parameters": ', ""), *json_args(a), ("}]<|END_ACTION|>", "")]),
+    "muse": ("qwen3", None, lambda a: [
+        ('<|start|>assistant to=write_file<|message|><atem:function_calls><atem:invoke name="write_file">', "{"),
+        *xml_args(a, lambda k, first: f'<atem:parameter name="{k}">', "", "</atem:parameter>", False),
+        ("</atem:invoke>", "}"), ("</atem:function_calls><|eom|>", "")]),
     "xlam": ("qwen3", None, lambda a: [('[{"name": "write_file", "arguments": ', ""), *json_args(a), ("}]", "")]),
     "olmo3": ("qwen3", None, lambda a: pythonic(a, "")[:-1]),
     "lfm2": ("qwen3", None, lambda a: [*pythonic(a, "<|tool_call_start|>["), ("<|tool_call_end|>", "")]),

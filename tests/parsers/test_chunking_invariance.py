@@ -80,6 +80,9 @@ OUTPUTS = [
     f'[{{"name": "get_weather", "arguments": {ARGS}}}, {{"name": "search_web", "arguments": "raw"}}]',
     '<|START_THINKING|>Plan.<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", '
     f'"parameters": {ARGS}}}\n]<|END_ACTION|>',
+    "<|start|>assistant to=user<|message|>Sure.<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls>"
+    '<atem:invoke name="get_weather"><atem:parameter name="city">Zürich 🌧</atem:parameter>'
+    '<atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls><|eom|>',
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -90,7 +93,7 @@ WELL_FORMED = {
     18: {"inkling"}, 19: {"jamba", "hunyuan_a13b"}, 20: {"internlm", "interns1"}, 21: {"lfm2"}, 22: {"olmo3"}, 23: {"functiongemma"}, 24: {"step3"},
     25: {"deepseek_v32"}, 26: {"deepseek_v4"}, 27: {"deepseek_v41"},
     28: {"gigachat3"}, 29: {"apertus"}, 30: {"dots"}, 31: {"xlam"},
-    32: {"cohere", "cohere_command3", "cohere_command4"},
+    32: {"cohere", "cohere_command3", "cohere_command4"}, 33: {"muse", "muse_glimmer"},
 }
 
 

@@ -62,7 +62,8 @@ families/minicpmv.py       minicpmv reasoning
 families/minimax.py        minimax_m2, minimax_m3 tools and reasoning; minimax_m2_append_think
                            reasoning
 families/mistral.py        mistral tools and reasoning
-families/muse.py           muse, muse_glimmer tools; musespark1x (muse), muse_glimmer reasoning
+families/muse.py           muse, muse_glimmer tools
+families/muse_reasoning.py  musespark1x (muse), muse_glimmer reasoning
 families/olmo3.py          olmo3 reasoning; the olmo3 tools' incremental reader (their one-shot
                            parser is pythonic.py's)
 families/phi4_mini.py      phi4_mini_json tools

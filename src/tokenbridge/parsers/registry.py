@@ -64,6 +64,7 @@ FAMILY_MODULES = (
     "minimax",
     "mistral",
     "muse",
+    "muse_reasoning",
     "olmo3",
     "phi4_mini",
     "plamo",

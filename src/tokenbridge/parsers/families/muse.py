@@ -6,8 +6,9 @@
     </atem:function_calls><|eom|>
     <|start|>assistant to=user<|message|>…<|eot|>
 
-vLLM 0.33's one-shot rules, replayed on the whole text (held until ``finish()``: whether any
-of it is content depends on the framing that follows):
+vLLM 0.33's one-shot rules, replayed on the whole text (in ``whole`` mode held until
+``finish()``: whether any of it is content depends on the framing that follows;
+``MuseStreamedCalls`` reads the messages as they arrive):
 
 * the text is cut into messages at each header (``<|start|>assistant``, an optional
   `` to=NAME``, then ``<|message|>``); a message ends at ``<|eom|>``/``<|eot|>``, the next
@@ -18,19 +19,20 @@ of it is content depends on the framing that follows):
   string-typed parameter (Spark only); ``x.x`` names collapse to a registered ``x``;
 * content is the user-facing messages' bodies, or the whole text when unframed.
 
-Reasoning is routed by recipient too (Spark: none/``self`` messages; Glimmer: ``to=self``
-spans), on the whole output.
+Reasoning is routed by recipient too, on the whole output (``muse_reasoning.py``).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from json.encoder import encode_basestring
 from typing import ClassVar
 
-from tokenbridge.parsers.base import ParseContext
-from tokenbridge.parsers.registry import reasoning_parser, tool_parser
-from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, WholeTextParser, decoded_prompt
+from tokenbridge.parsers.base import Delta, ParseContext, ParserState, ToolCallDelta, ToolParser
+from tokenbridge.parsers.registry import tool_parser
+from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily, decided_delta
+from tokenbridge.parsers.engine.lexer import find_first, partial_suffix
 
 _HEADER = re.compile(
     r"(?:<\|start\|>\s*assistant)?[^\S\n]*(?:to=(?P<rcpt>[A-Za-z0-9_.\-]+))?<\|message\|>"
@@ -183,122 +185,224 @@ tool_parser("muse", "musespark1x", family="muse")(MuseToolParser)
 tool_parser("muse_glimmer", family="muse")(MuseGlimmerToolParser)
 
 
-# -- reasoning ---------------------------------------------------------------------------------
-
-_MUSE_HEADER = re.compile(r"(?:<\|start\|>assistant\s*)?(?:to=(?P<to>[^\s<]+))?<\|message\|>")
-_MUSE_BODY_END = re.compile(r"<\|eom\|>|<\|eot\|>|<\|start\|>")
-_MUSE_OTHER_ROLE = re.compile(r"<\|start\|>(?!assistant(?:\s|<|$))[^\s<]+")
-_MUSE_PLAIN = (None, "self", "user", "commentary", "developer")
-_ATEM_CALLS = ("<atem:function_calls>", "<atem:invoke")
-_ASSISTANT_OPEN = "<|start|>assistant"
-
-
-def _muse_messages(text: str) -> list[tuple[str | None, str, str]]:
-    """``(recipient, body, framed)`` per ``to=…<|message|>`` header; a body stops at the
-    first ``<|eom|>``/``<|eot|>``/``<|start|>`` before the next header."""
-    heads = list(_MUSE_HEADER.finditer(text))
-    out = []
-    for i, h in enumerate(heads):
-        stop = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        b = _MUSE_BODY_END.search(text, h.end(), stop)
-        body = text[h.end() : b.start() if b else stop]
-        out.append((h.group("to"), body, text[h.start() : stop]))
-    return out
+# Where the incremental parser is: before the first header (an output with none is decided
+# whole at its end), between messages, in a message's body.
+PRE, BETWEEN, BODY = range(3)
+# What a body is to the tool parser.
+DROPPED, CONTENT_BODY, TOOL_BODY = range(3)
+# Where the invoke reader is in a tool body.
+OUT, INVOKE_TAG, LIVE, SKIP, PARAM_TAG, VALUE = range(6)
+MESSAGE, START, EOM, EOT = "<|message|>", "<|start|>", "<|eom|>", "<|eot|>"
+INVOKE, INVOKE_END, PARAM, PARAM_END = "<atem:invoke", "</atem:invoke>", "<atem:parameter", "</atem:parameter>"
+_HEADER_BEFORE = re.compile(r"(?:<\|start\|>\s*assistant)?[^\S\n]*(?:to=(?P<rcpt>[A-Za-z0-9_.\-]+))?$")
+# What may begin a header at the end of a body: a recipient being written.
+_HEADER_PART = re.compile(r"[^\S\n]*(?:t|to|to=[A-Za-z0-9_.\-]*)?$")
+# What may begin a header after a ``<|start|>`` (a loose superset: it is only held).
+_STARTED_HEADER = re.compile(r"<\|start\|>\s*[a-z]*[^\S\n]*(?:to=?[A-Za-z0-9_.\-]*)?(?:<\|?[a-z]*\|?)?")
+_TAG_NAME = re.compile(r'[^>]*?\bname="([^"]+)"[^>]*', re.S)
 
 
-def _has_atem_call(body: str) -> bool:
-    return any(m in body for m in _ATEM_CALLS)
+class MuseStreamedState(ParserState):
+    where: int = PRE
+    buf: str = ""  # a possible end of the body or start of a header
+    raw: str = ""  # the output while no header was read (decided whole if none comes)
+    kind: int = DROPPED  # the body's
+    said: bool = False  # content that is not empty was sent
+    inv: int = OUT
+    tag: str = ""  # the invoke reader's held text: a partial tag, an opening tag
+    index: int = 0  # the open (or next) call's index
+    name: str = ""  # the open call's tool
+    streams: bool = False  # the parameter's value streams as written (else it is held)
+    key: str = ""
+    value: str = ""  # a held value so far
+    members: int = 0  # the open call's parameters sent
 
 
-class _MuseParser(WholeTextParser):
-    """A Muse format, whose reasoning vLLM ends in the prompt only by a tool channel."""
-
-    @classmethod
-    def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:
-        """vLLM decodes the prompt: only a tool channel in the current turn ends reasoning."""
-        text = decoded_prompt(prompt_token_ids, ctx)
-        if text is None:
-            return False
-        return cls.tool_channel_opened(text)
-
-    @staticmethod
-    def tool_channel_opened(text: str) -> bool:
-        raise NotImplementedError
+def _header_tail(buf: str) -> str:
+    """The end of text outside messages that may begin a header."""
+    keep = partial_suffix(buf, (MESSAGE,))
+    keep += len(_HEADER_PART.search(buf[: len(buf) - keep]).group())
+    start = buf.rfind(START)
+    if start != -1 and _STARTED_HEADER.fullmatch(buf, start):
+        keep = max(keep, len(buf) - start)
+    return buf[len(buf) - keep:]
 
 
-@reasoning_parser("musespark1x", "muse", family="muse")
-class MuseReasoningParser(_MuseParser):
-    """Muse Spark: each ``to=<recipient><|message|>`` message is routed by recipient —
-    none/``self`` to reasoning, ``user``/``commentary`` to content; with a tool message
-    present the content is every non-reasoning, non-developer message, framing included."""
+def _named_tag(tag: str) -> str | None:
+    """The ``name`` of an ``<atem:invoke …>``/``<atem:parameter …>`` tag's text (after the tag's
+    name), or None when it has none."""
+    if tag[:1].isalnum() or tag[:1] == "_":
+        return None
+    m = _TAG_NAME.fullmatch(tag)
+    return None if m is None else m.group(1)
 
-    name = "musespark1x"
 
-    @staticmethod
-    def tool_channel_opened(text: str) -> bool:
-        roles = list(_MUSE_OTHER_ROLE.finditer(text))
-        if roles:
-            at = text.find(_ASSISTANT_OPEN, roles[-1].end())
-            text = text[at:] if at != -1 else ""
-        return any(
-            to not in _MUSE_PLAIN and _has_atem_call(body) for to, body, _ in _muse_messages(text)
-        )
+class MuseStreamedCalls(ToolParser):
+    """``muse``/``muse_glimmer`` for ``--tool-call-streaming incremental``: messages are read as
+    they arrive; a user-facing body streams as content; in a body addressed to a tool, an
+    ``<atem:invoke>`` opens its call when its tag closes, a raw-string parameter (Spark,
+    string-typed) streams as written, others are held to their end and decoded as in one-shot.
 
-    def split(self, text: str) -> tuple[str | None, str | None]:
-        msgs = _muse_messages(text)
-        if not msgs:
-            return None, text or None
-        reasoning = "".join(body for to, body, _ in msgs if to in (None, "self"))
-        if any(to not in _MUSE_PLAIN and _has_atem_call(body) for to, body, _ in msgs):
-            content = "".join(f for to, _, f in msgs if to not in (None, "self", "developer"))
+    Held: a possible header at a body's end; an output while it has no header (vLLM reads an
+    unframed one whole: it is decided whole at the end). Malformed output, the documented
+    answer: an invoke left open when its body ends is closed (vLLM reads the tool bodies
+    joined, so it may go on in the next one), a value left open is closed if it was streaming
+    and dropped if held.
+    """
+
+    streams_arguments = True
+    State = MuseStreamedState
+    dialect: ClassVar[MuseDialect]
+
+    def __init__(self, ctx: ParseContext) -> None:
+        super().__init__(ctx)
+        self.registered = _tool_names(ctx)
+        self.strings = _string_params(ctx) if self.dialect.raw_strings else {}
+        self.load(MuseStreamedState())
+
+    def feed(self, text: str, token_ids: list[int]) -> Delta:
+        out = Delta(tool_calls=[])
+        if self.where == PRE:
+            self.raw += text
+        buf, self.buf = self.buf + text, ""
+        while buf:
+            buf = self._body(buf, out) if self.where == BODY else self._between(buf)
+        return out
+
+    def _between(self, buf: str) -> str:
+        """Text outside messages (dropped) up to the next header; returns what follows it."""
+        m = buf.find(MESSAGE)
+        if m == -1:
+            self.buf = _header_tail(buf)
+            return ""
+        rcpt, d = _HEADER_BEFORE.search(buf[:m]).group("rcpt"), self.dialect
+        self.where, self.raw, self.inv = BODY, "", OUT
+        self.kind = (CONTENT_BODY if rcpt in d.content else
+                     TOOL_BODY if rcpt is not None and rcpt not in d.non_tool else DROPPED)
+        return buf[m + len(MESSAGE):]
+
+    def _body(self, buf: str, out: Delta) -> str:
+        """Body text up to its end (an end marker, a ``<|start|>``, the next header); returns
+        the text after it."""
+        pos, marker = find_first(buf, (EOM, EOT, START, MESSAGE))
+        if marker is None:
+            keep = partial_suffix(buf, (EOM, EOT, START, MESSAGE))
+            keep += len(_HEADER_PART.search(buf[: len(buf) - keep]).group())
+            self._read(buf[: len(buf) - keep], out)
+            self.buf = buf[len(buf) - keep:]
+            return ""
+        end, rest = pos, buf[pos:]
+        if marker in (EOM, EOT):
+            rest = buf[pos + len(marker):]
+        elif marker == MESSAGE:
+            end = _HEADER_BEFORE.search(buf[:pos]).start()
+            rest = buf[end:]
+        self._read(buf[:end], out)
+        self._end_body(out)
+        return rest
+
+    def _read(self, text: str, out: Delta) -> None:
+        if self.kind == CONTENT_BODY and text:
+            out.content += text
+            self.said = True
+        elif self.kind == TOOL_BODY:
+            self._invokes(text, out)
+
+    def _end_body(self, out: Delta) -> None:
+        if self.kind == TOOL_BODY and self.inv not in (OUT, INVOKE_TAG, SKIP):
+            if self.inv == VALUE:
+                self._end_value(out, closed=False)
+            self._send(out, "}")
+            self.index += 1
+        self.where, self.inv, self.tag = BETWEEN, OUT, ""
+
+    def _send(self, out: Delta, text: str) -> None:
+        if text:
+            out.tool_calls.append(ToolCallDelta(self.index, arguments=text))
+
+    def _invokes(self, text: str, out: Delta) -> None:
+        """A tool body's text: invokes and their parameters."""
+        buf, self.tag = self.tag + text, ""
+        while buf:
+            inv = self.inv
+            if inv in (INVOKE_TAG, PARAM_TAG):
+                end = buf.find(">")
+                if end == -1:
+                    self.tag = buf
+                    return
+                name, buf = _named_tag(buf[:end]), buf[end + 1:]
+                if inv == PARAM_TAG:
+                    self.inv = LIVE if name is None else VALUE
+                    if name is not None:
+                        self._begin_value(name, out)
+                elif name is None:
+                    self.inv = SKIP
+                else:
+                    self.name, self.members, self.inv = _bound_name(name, self.registered), 0, LIVE
+                    out.tool_calls.append(ToolCallDelta(self.index, name=self.name, arguments="{"))
+                continue
+            markers = {OUT: (INVOKE,), LIVE: (PARAM, INVOKE_END), SKIP: (INVOKE_END,)}.get(inv, (PARAM_END, INVOKE_END))
+            pos, marker = find_first(buf, markers)
+            if marker is None:
+                keep = partial_suffix(buf, markers)
+                if inv == VALUE:
+                    self._value_text(buf[: len(buf) - keep], out)
+                self.tag = buf[len(buf) - keep:]
+                return
+            if inv == VALUE:
+                self._value_text(buf[:pos], out)
+                self._end_value(out, closed=marker == PARAM_END)
+                self.inv = LIVE
+            buf = buf[pos + len(marker):]
+            if marker == INVOKE:
+                self.inv = INVOKE_TAG
+            elif marker == PARAM:
+                self.inv = PARAM_TAG
+            elif marker == INVOKE_END:
+                if inv != SKIP:
+                    self._send(out, "}")
+                    self.index += 1
+                self.inv = OUT
+
+    def _begin_value(self, key: str, out: Delta) -> None:
+        self.key, self.value = key, ""
+        self.streams = key in self.strings.get(self.name, set())
+        if self.streams:
+            self._send(out, f'{", " if self.members else ""}{encode_basestring(key)}: "')
+            self.members += 1
+
+    def _value_text(self, text: str, out: Delta) -> None:
+        if self.streams:
+            self._send(out, encode_basestring(text)[1:-1])
         else:
-            content = "".join(body for to, body, _ in msgs if to in ("user", "commentary"))
-        return reasoning or None, content or None
+            self.value += text
+
+    def _end_value(self, out: Delta, closed: bool) -> None:
+        """A value ends: a streamed one is closed; a held one is sent decoded, or dropped when
+        it was left open."""
+        if self.streams:
+            self._send(out, '"')
+        elif closed:
+            sep = ", " if self.members else ""
+            self.members += 1
+            self._send(out, f"{sep}{encode_basestring(self.key)}: {json.dumps(_decoded(self.value), ensure_ascii=False)}")
+        self.value = ""
+
+    def finish(self) -> Delta:
+        out = Delta(tool_calls=[])
+        if self.where == PRE:
+            out = decided_delta(self, extractor(self.dialect)(self.raw, self.ctx), lambda index: None)
+        else:
+            if self.where == BODY:
+                buf, self.buf = self.buf, ""
+                self._read(buf, out)
+                self._end_body(out)
+            if not self.said:
+                self.null_content = True
+        self.where, self.raw, self.buf = BETWEEN, "", ""
+        return out
 
 
-_GLIMMER_HEADER = r"to=[^\s<]+<\|message\|>"
-_GLIMMER_SELF = r"to=self<\|message\|>"
-_GLIMMER_BETWEEN = re.compile(rf"<\|eom\|>(?:(?!{_GLIMMER_SELF}).)*?{_GLIMMER_SELF}", re.DOTALL)
-_GLIMMER_CLOSED = re.compile(rf"{_GLIMMER_SELF}(.*?)<\|eom\|>", re.DOTALL)
-_GLIMMER_OPEN_BODY = rf"((?:(?!<\|eom\|>)(?!{_GLIMMER_HEADER}).)*)(?={_GLIMMER_HEADER}|$)"
-_GLIMMER_OPEN = re.compile(_GLIMMER_SELF + _GLIMMER_OPEN_BODY, re.DOTALL)
-_GLIMMER_PREFIX = r"(?:<\|start\|>assistant\s*)?"
-_GLIMMER_STRIP_CLOSED = re.compile(rf"{_GLIMMER_PREFIX}{_GLIMMER_SELF}.*?<\|eom\|>", re.DOTALL)
-_GLIMMER_STRIP_OPEN = re.compile(_GLIMMER_PREFIX + _GLIMMER_SELF + _GLIMMER_OPEN_BODY, re.DOTALL)
-_GLIMMER_USER = re.compile(r"to=user<\|message\|>(.*?)(?=<\|eot\|>|<\|eom\|>|$)", re.DOTALL)
-
-
-@reasoning_parser("muse_glimmer", family="muse")
-class MuseGlimmerReasoningParser(_MuseParser):
-    """Muse Glimmer: ``to=self<|message|>…<|eom|>`` spans are reasoning (joined by newlines,
-    an unterminated one last); the first ``to=user`` body is the content, unless a tool
-    channel remains once the reasoning spans are cut out (then that remainder is)."""
-
-    name = "muse_glimmer"
-
-    @staticmethod
-    def tool_channel_opened(text: str) -> bool:
-        at = text.rfind(_ASSISTANT_OPEN)
-        if at != -1:
-            text = text[at + len(_ASSISTANT_OPEN) :]
-        text = _GLIMMER_STRIP_OPEN.sub("", _GLIMMER_STRIP_CLOSED.sub("", text))
-        for h in re.finditer(r"to=(?P<to>[^\s<]+)<\|message\|>", text):
-            if h.group("to") not in ("self", "user"):
-                return _has_atem_call(text[h.start() :])
-        return False
-
-    def split(self, text: str) -> tuple[str | None, str | None]:
-        spans = _GLIMMER_CLOSED.findall(_GLIMMER_BETWEEN.sub("\n", text))
-        reasoning = "\n".join(spans) if spans else None
-        m = _GLIMMER_OPEN.search(text)
-        if m and m.group(1):
-            reasoning = f"{reasoning}\n{m.group(1)}" if reasoning else m.group(1)
-        rest = _GLIMMER_STRIP_OPEN.sub("", _GLIMMER_STRIP_CLOSED.sub("", text))
-        if _has_atem_call(rest):
-            return reasoning, rest or None
-        m = _GLIMMER_USER.search(text)
-        if m:
-            return reasoning, m.group(1) or None
-        if "to=self<|message|>" in text:
-            return reasoning, None
-        return None, text or None
+MuseToolParser.incremental = type("MuseStreamedCalls", (MuseStreamedCalls,), {"name": "muse", "dialect": SPARK})
+MuseGlimmerToolParser.incremental = type("MuseGlimmerStreamedCalls", (MuseStreamedCalls,),
+                                         {"name": "muse_glimmer", "dialect": GLIMMER})
