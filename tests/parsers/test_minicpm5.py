@@ -3,7 +3,8 @@ by running vLLM's own class on these texts), and any chunking with snapshot/rest
 chunks accumulates to the same answer (``held_block``).
 
 Known gaps:
-- tool calls stream whole (no ``--tool-call-streaming incremental`` parser);
+- tool calls stream whole (no ``--tool-call-streaming incremental`` parser: the parser's
+  docstring says why);
 - MiniCPM5 keeps its own argument value conversion, because vLLM's parser converts
   differently (``engine/schema.py``).
 """

@@ -228,7 +228,16 @@ def _parse_block(block: str, tools: _Tools) -> tuple[str, dict] | None:
 
 @tool_parser("minicpm5", family="minicpm5")
 class MiniCPM5ToolParser(HeldBlockParser):
-    """vLLM's ``minicpm5`` tool-call format."""
+    """vLLM's ``minicpm5`` tool-call format.
+
+    It has no incremental variant: ``--tool-call-streaming incremental`` sends its calls whole.
+    A stream cannot be exact here with a small state: which of vLLM's two readings gives a
+    block's values depends on whether the whole block parses as XML (then a string value is
+    its text with entities decoded and blanks kept; else it is stripped and kept raw), a block
+    is a call only once its required parameters are in and no parameter repeats, and a tool
+    name the request lacks is renamed from the call's arguments; each needs the block's end,
+    so the block would have to travel in the state.
+    """
 
     name = "minicpm5"
 
