@@ -97,6 +97,12 @@ class XlamStreamedState(ParserState):
     skip: JsonStreamState | None = None  # the entry being read, when it is not
     held: HeldState | None = None  # the hold-then-decide parser's state (WHOLE)
 
+    def check(self) -> None:
+        if (self.held is None) != (self.where != WHOLE):
+            raise ValueError("bad tool parser state: the held parser is there exactly in WHOLE")
+        if self.call is not None and self.skip is not None:
+            raise ValueError("bad tool parser state: one entry is read at a time")
+
 
 class XlamStreamedCalls(OpenCall, ToolParser):
     """``xlam`` for ``--tool-call-streaming incremental``: an output that is a bare JSON array
