@@ -139,3 +139,14 @@ def test_malformed_output_gets_the_documented_answer_for_every_split(text, conte
     for cut in range(len(text) + 1):
         assert stream([text[:cut], text[cut:]]) == (content, calls)
     assert stream(list(text)) == (content, calls)
+
+
+@pytest.mark.parametrize("text", ['<|tools_prefix|>[]<|tools_suffix|>', 'x<|tools_prefix|>[]', '<|tools_prefix|>[{"f": {}}]',
+                                  '<|tools_prefix|>[1, x]'])
+def test_null_content_as_the_one_shot_answer(text):
+    cls = registry.get_tool_parser("apertus")
+    parsers = [cls(CTX), cls.incremental(CTX)]
+    for p in parsers:
+        p.feed(text, [])
+        p.finish()
+    assert parsers[0].null_content == parsers[1].null_content

@@ -259,6 +259,8 @@ class ApertusStreamedCalls(ToolParser):
     def finish(self) -> Delta:
         out = Delta(tool_calls=[])
         self._run("", out, True)
+        if self.where in (TRAILING, AFTER) and not self.said:
+            self.null_content = True  # a valid block: vLLM's content is null when it is empty
         self.where, self.buf, self.raw, self._block = CONTENT, "", "", None
         return out
 
