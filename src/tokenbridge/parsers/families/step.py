@@ -176,7 +176,6 @@ class Step3StreamedCalls(StreamedArguments):
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self.load(Step3StreamedState())
-        self._types: dict[str, Any] | None = None
 
     def _content(self, text: str, out: Delta) -> None:
         """Content, stripped as a whole: leading space dropped, trailing space held."""
