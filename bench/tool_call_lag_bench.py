@@ -175,6 +175,17 @@ def dots(args: dict) -> list[Seg]:
     return [*segs, ("\n</invoke>\n</dots_function_call>", "}")]
 
 
+def minimax_m3(args: dict, ns: str = "]<]minimax[>[") -> list[Seg]:
+    """MiniMax-M3 elements: a key is sent when its tag closes, its opening quote with the first
+    character that is not whitespace (an element may still follow)."""
+    segs: list[Seg] = [(f'{ns}<tool_call>\n{ns}<invoke name="write_file">', "{")]
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((f"\n{ns}<{k}>", f'{", " if i else ""}"{k}": '))
+        segs += [(ch, ('"' if j == 0 else "") + escaped(ch)) for j, ch in enumerate(v)]
+        segs.append((f"{ns}</{k}>", '"'))
+    return [*segs, (f"\n{ns}</invoke>", "}"), (f"\n{ns}</tool_call>", "")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -191,6 +202,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "ling3": ("synthetic-families", None, glm),
     "poolside_v1": ("qwen3", None, glm),
     "minimax_m2": ("qwen3", None, minimax),
+    "minimax_m3": ("qwen3", None, minimax_m3),
     "jamba": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""), *json_args(a),
                                        ("}]</tool_calls>", "")]),
     "hunyuan_a13b": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""),

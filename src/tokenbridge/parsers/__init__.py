@@ -61,6 +61,7 @@ families/minicpm5.py       minicpm5 tools
 families/minicpmv.py       minicpmv reasoning
 families/minimax.py        minimax_m2, minimax_m3 tools and reasoning; minimax_m2_append_think
                            reasoning
+families/minimax_m3.py     minimax_m3 parameter elements, read whole and streamed
 families/mistral.py        mistral tools and reasoning
 families/muse.py           muse, muse_glimmer tools
 families/muse_reasoning.py  musespark1x (muse), muse_glimmer reasoning

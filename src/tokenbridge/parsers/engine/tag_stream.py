@@ -83,6 +83,7 @@ class StreamedTagArgs(TagToolParser):
     syntax: ArgSyntax
     streams_arguments = True
     State = StreamedTagState
+    Live: type[LiveCall] = LiveCall  # the open call's reader state
     opening = "{"  # the arguments' first bytes, sent with the name
 
     # -- events --------------------------------------------------------------------------------
@@ -120,7 +121,7 @@ class StreamedTagArgs(TagToolParser):
         if not self.named:
             self.named = True
             self.deferred = ""
-        self.live = LiveCall(self.n_calls, name)
+        self.live = self.Live(self.n_calls, name)
         self.n_calls += 1
         out.tool_calls.append(ToolCallDelta(index=self.live.index, name=name, arguments=self.opening))
         if not self.resolved:

@@ -2,7 +2,7 @@
 
 M2 reasons in ``<think>`` (always on) and writes ``<parameter name=…>`` values; M3 namespaces every
 structural tag with ``]<]minimax[>[``, nests its parameter elements (read against the tool's
-schema) and reasons in ``<mm:think>``.
+schema, ``families/minimax_m3.py``) and reasons in ``<mm:think>``.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import msgspec
 from tokenbridge.parsers.base import ParseContext, ParserState, ReasoningParser
 from tokenbridge.parsers.engine.lexer import partial_suffix, token_id
 from tokenbridge.parsers.engine.reasoning import MarkerEngineParser, MarkerFormat, register_format
-from tokenbridge.parsers.engine.schema import coerce_string, schema_types
 from tokenbridge.parsers.engine.tag_stream import MINIMAX_PARAMS, streamed_tag_parser
 from tokenbridge.parsers.engine.tags import (
     ARG, ARGS, BETWEEN, CALL_END, CALL_START, CONTENT, NAME, PREAMBLE, REASONING, REASONING_END, Family,
     Transitions, family_parser, to,
 )
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
+from tokenbridge.parsers.families.minimax_m3 import MINIMAX_M3_NS, M3StreamedArgs, minimax_m3_args
 
 
 _MINIMAX_PARAM_NAME = (
@@ -103,136 +103,6 @@ def _invoke_family(
     return Family(name=name, terminals=terminals, transitions=transitions, tool_args_json=False, **flags)
 
 
-MINIMAX_M3_NS = "]<]minimax[>["
-
-
-_M3_ELEMENT_OPEN = MINIMAX_M3_NS + "<"
-
-
-_M3_ELEMENT_CLOSE = MINIMAX_M3_NS + "</"
-
-
-_M3_MAX_DEPTH = 128
-
-
-def _m3_element(text: str, pos: int, depth: int) -> tuple[str, Any, int] | None:
-    """The element opening at ``pos`` as (name, value, end), or None when malformed/open.
-    A value is the element's text, or its (name, value) children in order."""
-    if depth > _M3_MAX_DEPTH:
-        return None
-    start = pos + len(_M3_ELEMENT_OPEN)
-    gt = text.find(">", start)
-    if gt <= start:
-        return None
-    tag = text[start:gt]
-    if tag.startswith("/") or not tag.strip():
-        return None
-    closer = f"{_M3_ELEMENT_CLOSE}{tag}>"
-    pos = gt + 1
-    texts: list[str] = []
-    children: list[tuple[str, Any]] = []
-    while True:
-        mark = text.find(MINIMAX_M3_NS, pos)
-        if mark < 0:
-            return None
-        texts.append(text[pos:mark])
-        if text.startswith(closer, mark):
-            pos = mark + len(closer)
-            break
-        if not text.startswith(_M3_ELEMENT_OPEN, mark):
-            return None
-        child = _m3_element(text, mark, depth + 1)
-        if child is None:
-            return None
-        children.append(child[:2])
-        pos = child[2]
-    body = "".join(texts)
-    if not children:
-        return tag, body, pos
-    if body.strip():
-        key = "$text"
-        while any(k == key for k, _ in children):
-            key = "$" + key
-        children.append((key, body))
-    return tag, children, pos
-
-
-def _m3_params(raw: str) -> list[tuple[str, Any]]:
-    """Top-level parameter elements, up to the first malformed or unterminated one."""
-    params: list[tuple[str, Any]] = []
-    pos = 0
-    while True:
-        while pos < len(raw) and raw[pos].isspace():
-            pos += 1
-        if not raw.startswith(_M3_ELEMENT_OPEN, pos):
-            return params
-        element = _m3_element(raw, pos, 1)
-        if element is None:
-            return params
-        params.append(element[:2])
-        pos = element[2]
-
-
-def _container(schema: dict) -> tuple[str, dict] | None:
-    """The first array/object alternative of ``schema`` as (kind, schema)."""
-    types = schema.get("type")
-    for kind in ("array", "object"):
-        if types == kind or (isinstance(types, list) and kind in types):
-            return kind, schema
-    if types is None:
-        if "items" in schema:
-            return "array", schema
-        if "properties" in schema or "additionalProperties" in schema:
-            return "object", schema
-    for key in ("anyOf", "oneOf"):
-        for choice in schema.get(key) or ():
-            if isinstance(choice, dict):
-                found = _container(choice)
-                if found:
-                    return found
-    return None
-
-
-def _m3_value(value: Any, schema: Any) -> Any:
-    schema = schema if isinstance(schema, dict) else None
-    container = _container(schema) if schema is not None else None
-    if isinstance(value, str):
-        if schema is None:
-            return value
-        types = schema_types(schema)
-        if container is not None and "string" not in types and not value.strip():
-            return [] if container[0] == "array" else {}
-        return coerce_string(value, types)
-    if container is not None and container[0] == "array":
-        items = container[1].get("items")
-        return [_m3_value(child, items) for _, child in value]
-    return _m3_object(value, container[1] if container is not None else None)
-
-
-def _m3_object(elements: list[tuple[str, Any]], schema: dict | None) -> dict:
-    """Named elements as an object; a repeated name collects its values into a list."""
-    props = (schema or {}).get("properties") or {}
-    extra = (schema or {}).get("additionalProperties")
-    out: dict[str, Any] = {}
-    lists: set[str] = set()
-    for key, element in elements:
-        value = _m3_value(element, props.get(key, extra))
-        if key not in out:
-            out[key] = value
-        elif key in lists:
-            out[key].append(value)
-        else:
-            out[key] = [out[key], value]
-            lists.add(key)
-    return out
-
-
-def minimax_m3_args(raw: str, properties: dict) -> str:
-    """``<k>v</k>`` elements (all namespaced) typed by the tool schema; nested elements become
-    objects, or arrays where the schema says so (list items render as ``<item>``)."""
-    return json.dumps(_m3_object(_m3_params(raw), {"properties": properties or {}}), ensure_ascii=False)
-
-
 MinimaxM2ToolParser = tool_parser("minimax_m2", "minimax-m2", "minimax", family="minimax_m2")(
     family_parser(
         "MinimaxM2ToolParser",
@@ -257,6 +127,9 @@ MinimaxM3ToolParser = tool_parser("minimax_m3", "minimax-m3", family="minimax_m3
         ),
     )
 )
+
+
+MinimaxM3ToolParser.incremental = streamed_tag_parser(MinimaxM3ToolParser, None, M3StreamedArgs)
 
 
 _MINIMAX_TOOL_CLOSE = "</minimax:tool_call>"
