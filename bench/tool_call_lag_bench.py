@@ -186,6 +186,15 @@ def minimax_m3(args: dict, ns: str = "]<]minimax[>[") -> list[Seg]:
     return [*segs, (f"\n{ns}</invoke>", "}"), (f"\n{ns}</tool_call>", "")]
 
 
+def kimi_k3(args: dict, o: str = "<|open|>", c: str = "<|close|>", s: str = "<|sep|>") -> list[Seg]:
+    segs: list[Seg] = [(f'{o}tools{s}{o}call tool="write_file" index="1"{s}', "{")]
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((f'{o}argument key="{k}" type="string"{s}', f'{", " if i else ""}"{k}": "'))
+        segs += [(ch, escaped(ch)) for ch in v]
+        segs.append((f"{c}argument{s}", '"'))
+    return [*segs, (f"{c}call{s}", "}"), (f"{c}tools{s}", "")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -203,6 +212,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "poolside_v1": ("qwen3", None, glm),
     "minimax_m2": ("qwen3", None, minimax),
     "minimax_m3": ("qwen3", None, minimax_m3),
+    "kimi_k3": ("qwen3", None, kimi_k3),
     "jamba": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""), *json_args(a),
                                        ("}]</tool_calls>", "")]),
     "hunyuan_a13b": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""),

@@ -85,6 +85,9 @@ OUTPUTS = [
     '<atem:parameter name="days">3</atem:parameter></atem:invoke></atem:function_calls><|eom|>',
     "Sure.]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n]<]minimax[>[<city>Zürich 🌧"
     "]<]minimax[>[</city>\n]<]minimax[>[<days>3]<]minimax[>[</days>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+    'Hi<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+    '<|open|>argument key="city" type="string"<|sep|>Zürich 🌧<|close|>argument<|sep|><|open|>argument key="days" '
+    'type="integer"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -96,7 +99,7 @@ WELL_FORMED = {
     25: {"deepseek_v32"}, 26: {"deepseek_v4"}, 27: {"deepseek_v41"},
     28: {"gigachat3"}, 29: {"apertus"}, 30: {"dots"}, 31: {"xlam"},
     32: {"cohere", "cohere_command3", "cohere_command4"}, 33: {"muse", "muse_glimmer"},
-    34: {"minimax_m3"},
+    34: {"minimax_m3"}, 35: {"kimi_k3"},
 }
 
 

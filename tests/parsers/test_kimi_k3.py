@@ -2,13 +2,21 @@
 
 Expected values follow vLLM 0.33's non-streaming ``kimi_k3`` tool parser for the same text.
 
+Incremental streams (``KimiK3StreamedCalls``): random splits, one character at a time and whole,
+with the state restored between pieces, add up to the one-shot answer for well-formed output;
+truncated output gets one answer for every split, and the state never holds the calls.
+
 Known gaps:
-- tool calls stream whole (no ``--tool-call-streaming incremental`` parser): the content is
-  the first complete ``response`` block, which may come last.
+- incremental: the content is held until a ``response`` block completes or the output ends (it
+  may come last); a call or argument whose block does not close stands, closed (the one-shot
+  answer drops it); a repeated argument key is sent again.
 """
 
 from __future__ import annotations
 
+import json
+
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -117,6 +125,72 @@ def test_any_chunking_accumulates_to_one_shot(case, cuts):
 def test_char_by_char_equals_one_shot():
     for text, content, calls in CASES:
         assert run(list(text)) == (content, calls)
+
+
+# -- incremental streams ---------------------------------------------------------------------------
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x00"), max_size=10)
+_WS = st.sampled_from(["", " ", "\n", "  \n "])
+
+
+def streamed(pieces: list[str], incremental: bool = True):
+    cls = registry.get_tool_parser("kimi_k3")
+    c = ParseContext(tools=TOOLS, tool_choice="auto")
+    return feed(lambda: (cls.incremental if incremental else cls)(c), pieces, restore=True)
+
+
+@st.composite
+def k3_output(draw) -> str:
+    def tag(kind: str, word: str, attrs: str = "") -> str:
+        sp = (draw(st.sampled_from([" ", "\n", "  "])) + attrs) if attrs else draw(_WS)
+        return f"<|{kind}|>{draw(_WS)}{word}{sp}{draw(_WS) if not attrs else ''}{S}"
+
+    calls = []
+    for n in range(draw(st.integers(1, 3))):
+        args = []
+        for key in draw(st.lists(st.sampled_from(["city", "days", "q", "o", "&quot;k&quot;", ""]), max_size=3, unique=True)):
+            typ = draw(st.sampled_from(["string", "integer", "object", "boolean", None]))
+            value = draw(st.one_of(_TEXT, st.sampled_from(["3", ' {"k": [1, 2]} ', "true", "null", "{bad", "a <|b|>",
+                                                           "<|close|>argumen", "x <|open|>"])))
+            attrs = f'key="{key}"' + (f' type="{typ}"' if typ else "")
+            args.append(tag("open", "argument", attrs) + value + tag("close", "argument") + draw(_WS))
+        name = draw(st.sampled_from(["get_weather", "search", "a&amp;b", ""]))
+        attrs = (f'tool="{name}" ' if name or draw(st.booleans()) else "") + f'index="{n + 1}"'
+        calls.append(tag("open", "call", attrs) + draw(_WS) + "".join(args) + tag("close", "call") + draw(_WS))
+    head = draw(st.sampled_from(["", "Hi" + R_CLOSE, R_OPEN + "Hello 😀" + R_CLOSE, "pre" + R_OPEN + "body", "x <|open|>"]))
+    tail = draw(st.sampled_from(["", TOOLS_CLOSE, TOOLS_CLOSE + R_OPEN + "late" + R_CLOSE, TOOLS_CLOSE + "after"]))
+    return head + tag("open", "tools") + "".join(calls) + tail
+
+
+@settings(max_examples=300, deadline=None)
+@given(k3_output(), st.lists(st.integers(0, 10_000), max_size=10))
+def test_incremental_streams_add_up_to_the_one_shot_answer(text, cuts):
+    want = streamed([text], incremental=False)
+    got = streamed(split(text, cuts))
+    assert (got.content, got.named_calls()) == (want.content, want.named_calls())
+    assert streamed(list(text)) == got
+
+
+@settings(max_examples=200, deadline=None)
+@given(k3_output(), st.integers(0, 10_000), st.lists(st.integers(0, 10_000), max_size=6))
+def test_a_truncated_stream_gets_the_same_answer_for_every_split(text, cut, cuts):
+    text = text[: cut % (len(text) + 1)]
+    got = streamed(split(text, cuts))
+    assert got == streamed([text]) == streamed(list(text))
+    assert got.content == streamed([text], incremental=False).content
+    for _, _, args in got.calls:
+        json.loads(args)
+
+
+def test_a_string_argument_streams_as_it_arrives_and_others_at_their_end():
+    p = registry.get_tool_parser("kimi_k3").incremental(ParseContext(tools=TOOLS, tool_choice="auto"))
+    steps = ["Hi" + R_CLOSE + TOOLS_OPEN + f'{O}call tool="get_weather"{S}{O}argument key="city"{S}東', '京"',
+             f'{C}argument{S}{O}argument key="days" type="integer"{S}3', f"{C}argument{S}{C}call{S}"]
+    sent = [[(tc.name, tc.arguments) for tc in p.feed(s, []).tool_calls] for s in steps]
+    assert sent == [[("get_weather", "{"), (None, '"city": "'), (None, "東")], [(None, '京\\"')],
+                    [(None, '"')], [(None, ', "days": 3'), (None, "}")]]
+    assert len(msgspec.msgpack.encode(p.snapshot())) < 60  # the calls are not in the state
+    assert p.finish().content == "Hi"
 
 
 # -- reasoning: vLLM 0.33's non-streaming ``parse()`` of ``KimiK3Parser``, on Qwen3's real
