@@ -195,6 +195,16 @@ def kimi_k3(args: dict, o: str = "<|open|>", c: str = "<|close|>", s: str = "<|s
     return [*segs, (f"{c}call{s}", "}"), (f"{c}tools{s}", "")]
 
 
+def k2_horizon(args: dict) -> list[Seg]:
+    """K2 Horizon's xml format: the name is sent at the first key, ``{`` with the first value's open."""
+    segs: list[Seg] = [("<ifm|tool_calls><ifm|tool_call>write_file<ifm|arg_key>", "")]
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((("<ifm|arg_key>" if i else "") + f"{k}</ifm|arg_key><ifm|arg_value>", f'{", " if i else "{"}"{k}": "'))
+        segs += [(ch, escaped(ch)) for ch in v]
+        segs.append(("</ifm|arg_value>", '"'))
+    return [*segs, ("</ifm|tool_call>", "}"), ("</ifm|tool_calls>", "")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -213,6 +223,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "minimax_m2": ("qwen3", None, minimax),
     "minimax_m3": ("qwen3", None, minimax_m3),
     "kimi_k3": ("qwen3", None, kimi_k3),
+    "k2_horizon": ("qwen3", None, k2_horizon),
     "jamba": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""), *json_args(a),
                                        ("}]</tool_calls>", "")]),
     "hunyuan_a13b": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""),

@@ -88,6 +88,8 @@ OUTPUTS = [
     'Hi<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
     '<|open|>argument key="city" type="string"<|sep|>Zürich 🌧<|close|>argument<|sep|><|open|>argument key="days" '
     'type="integer"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+    "Sure.<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Zürich 🌧"
+    "</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_value>3</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -99,7 +101,7 @@ WELL_FORMED = {
     25: {"deepseek_v32"}, 26: {"deepseek_v4"}, 27: {"deepseek_v41"},
     28: {"gigachat3"}, 29: {"apertus"}, 30: {"dots"}, 31: {"xlam"},
     32: {"cohere", "cohere_command3", "cohere_command4"}, 33: {"muse", "muse_glimmer"},
-    34: {"minimax_m3"}, 35: {"kimi_k3"},
+    34: {"minimax_m3"}, 35: {"kimi_k3"}, 36: {"k2_horizon"},
 }
 
 

@@ -119,9 +119,12 @@ def stays_string(tools: list[dict] | None, name: str, key: str) -> bool:
     if not tools:
         return True
     prop = tool_properties(tools, name).get(key)
-    if not isinstance(prop, dict):
-        return True
-    wanted = {_TYPE_ALIASES.get(t.strip().lower(), t.strip().lower()) for t in schema_types(prop)}
+    return not isinstance(prop, dict) or types_stay_string(schema_types(prop))
+
+
+def types_stay_string(types: set[str]) -> bool:
+    """True when ``coerce_string`` returns any text unchanged for these schema types."""
+    wanted = {_TYPE_ALIASES.get(t.strip().lower(), t.strip().lower()) for t in types}
     return "string" in wanted and not wanted & _COERCED
 
 
