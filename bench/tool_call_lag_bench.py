@@ -205,6 +205,16 @@ def k2_horizon(args: dict) -> list[Seg]:
     return [*segs, ("</ifm|tool_call>", "}"), ("</ifm|tool_calls>", "")]
 
 
+def gemma4(args: dict, q: str = '<|"|>') -> list[Seg]:
+    """Gemma 4's ``call:name{k:<|"|>v<|"|>,…}``: a quoted value's opening completes its key."""
+    segs: list[Seg] = [("<|tool_call>call:write_file{", "")]
+    for i, (k, v) in enumerate(args.items()):
+        segs.append((f"{',' if i else ''}{k}:{q}", f'{", " if i else "{"}"{k}": "'))
+        segs += [(ch, escaped(ch)) for ch in v]
+        segs.append((q, '"'))
+    return [*segs, ("}<tool_call|>", "}")]
+
+
 DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 #: family -> (model folder, reasoning parser, the call's segments)
@@ -224,6 +234,7 @@ FAMILIES: dict[str, tuple[str, str | None, Callable[[dict], list[Seg]]]] = {
     "minimax_m3": ("qwen3", None, minimax_m3),
     "kimi_k3": ("qwen3", None, kimi_k3),
     "k2_horizon": ("qwen3", None, k2_horizon),
+    "gemma4": ("qwen3", None, gemma4),
     "jamba": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""), *json_args(a),
                                        ("}]</tool_calls>", "")]),
     "hunyuan_a13b": ("qwen3", None, lambda a: [('<tool_calls>[{"name": "write_file", "arguments": ', ""),

@@ -90,6 +90,7 @@ OUTPUTS = [
     'type="integer"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
     "Sure.<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Zürich 🌧"
     "</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_value>3</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+    'Sure. <|tool_call>call:get_weather{city:<|"|>Zürich 🌧<|"|>,days:3}<tool_call|>',
 ]
 #: The parsers each output is a well-formed tool-call output of ("*": it has no markup at all).
 WELL_FORMED = {
@@ -101,7 +102,7 @@ WELL_FORMED = {
     25: {"deepseek_v32"}, 26: {"deepseek_v4"}, 27: {"deepseek_v41"},
     28: {"gigachat3"}, 29: {"apertus"}, 30: {"dots"}, 31: {"xlam"},
     32: {"cohere", "cohere_command3", "cohere_command4"}, 33: {"muse", "muse_glimmer"},
-    34: {"minimax_m3"}, 35: {"kimi_k3"}, 36: {"k2_horizon"},
+    34: {"minimax_m3"}, 35: {"kimi_k3"}, 36: {"k2_horizon"}, 37: {"gemma4"},
 }
 
 

@@ -42,6 +42,7 @@ families/dots.py           dots tools
 families/ernie45.py        ernie45 tools and reasoning
 families/functiongemma.py  functiongemma tools
 families/gemma4.py         gemma4 tools and reasoning
+families/gemma4_calls.py   gemma4 call syntax, read whole and streamed
 families/gigachat3.py      gigachat3 tools
 families/glm.py            glm45 (glm47, …), ling3 tools and reasoning
 families/granite.py        granite, granite4, granite-20b-fc tools; granite reasoning

@@ -14,6 +14,7 @@ and cut depending on later calls):
   values stay strings unless the tool schema coerces them. Any non-empty name is accepted.
 * with calls, content is the text before the first ``<|tool_call>``, ``strip()``-ed; text
   after it is dropped. ``tool_choice="none"`` keeps every text outside calls.
+* the call syntax, read whole and streamed, is in ``families/gemma4_calls.py``.
 
 Reasoning runs vLLM's engine over the ``GEMMA4`` row, and prepends a missing ``<|channel>``
 when the whole output looks like a thought (``<channel|>`` without an opener, or a
@@ -24,133 +25,25 @@ output ends.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import ClassVar
 
 from tokenbridge.parsers.base import ParseContext, ParserState
 from tokenbridge.parsers.registry import reasoning_parser, tool_parser
-from tokenbridge.parsers.engine.lexer import special_token_texts, token_id
+from tokenbridge.parsers.engine.lexer import token_id
 from tokenbridge.parsers.engine.reasoning import EngineState, MarkerEngineParser, MarkerFormat
 from tokenbridge.parsers.engine.thinking import ENABLE_THINKING_DEFAULT_OFF
 from tokenbridge.parsers.engine.json import name_and_args_from_json
 from tokenbridge.parsers.engine.schema import fix_arg_types
 from tokenbridge.parsers.engine.held import Extraction, HeldCallsParser, JsonFamily
-
-CHANNEL_START = "<|channel>"
-CHANNEL_END = "<channel|>"
-CALL_START = "<|tool_call>"
-CALL_END = "<tool_call|>"
-QUOTE = '<|"|>'
-_MARKERS = (CHANNEL_START, CHANNEL_END, CALL_START, CALL_END)
-_NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"]*)"')
-
-
-def _bracketed_end(s: str, i: int, open_ch: str, close_ch: str) -> tuple[int, bool]:
-    """Index after the bracket group opened at ``s[i]`` (quoted text skipped) and if it closed."""
-    depth, n = 1, len(s)
-    i += 1
-    while i < n and depth > 0:
-        if s.startswith(QUOTE, i):
-            j = s.find(QUOTE, i + len(QUOTE))
-            i = n if j == -1 else j + len(QUOTE)
-            continue
-        if s[i] == open_ch:
-            depth += 1
-        elif s[i] == close_ch:
-            depth -= 1
-        i += 1
-    return i, depth == 0
-
-
-def _value(s: str, i: int, stops: str, partial: bool) -> tuple[object, int, bool]:
-    """One value at ``s[i]``: ``(value, next index, keep going)``; bare values stay text."""
-    n = len(s)
-    if s.startswith(QUOTE, i):
-        start = i + len(QUOTE)
-        end = s.find(QUOTE, start)
-        if end == -1:
-            return s[start:], n, False
-        return s[start:end], end + len(QUOTE), True
-    if s[i] in "{[":
-        close = "}" if s[i] == "{" else "]"
-        end, closed = _bracketed_end(s, i, s[i], close)
-        inner = s[i + 1 : end - 1] if closed else s[i + 1 : end]
-        parse = parse_fields if s[i] == "{" else parse_items
-        return parse(inner, partial=not closed), end, True
-    start = i
-    while i < n and s[i] not in stops:
-        i += 1
-    if (partial and i >= n) or i == start:
-        return None, i, False
-    raw = s[start:i].strip()
-    if partial and raw.endswith("."):
-        return None, i, False
-    return raw, i, True
-
-
-def parse_fields(s: str, partial: bool = False) -> dict:
-    """Gemma's ``key:value,…`` object body as a dict (``partial``: an unclosed nested one)."""
-    out: dict = {}
-    i, n = 0, len(s)
-    while i < n:
-        while i < n and s[i] in " ,\n\t":
-            i += 1
-        if i >= n:
-            break
-        colon = s.find(":", i)
-        if colon == -1:
-            break
-        key = s[i:colon].strip()
-        if len(key) >= 2 * len(QUOTE) and key.startswith(QUOTE) and key.endswith(QUOTE):
-            key = key[len(QUOTE) : -len(QUOTE)]
-        i = colon + 1
-        while i < n and s[i] in " \n\t":
-            i += 1
-        if i >= n:
-            if not partial:
-                out[key] = ""
-            break
-        value, i, more = _value(s, i, ",}]", partial)
-        if value is None and not more:
-            break
-        out[key] = value
-        if not more:
-            break
-    return out
-
-
-def parse_items(s: str, partial: bool = False) -> list:
-    """Gemma's ``[v,…]`` array body as a list."""
-    out: list = []
-    i, n = 0, len(s)
-    while i < n:
-        while i < n and s[i] in " ,\n\t":
-            i += 1
-        if i >= n:
-            break
-        value, i, more = _value(s, i, ",]", partial)
-        if value is None and not more:
-            break
-        out.append(value)
-        if not more:
-            break
-    return out
-
-
-def arguments_json(raw: str) -> str:
-    """The call body (closer included) as vLLM's JSON arguments, before schema coercion."""
-    text = raw.strip()
-    if text.endswith("}") or (text.endswith(")") and text.count("(") < text.count(")")):
-        text = text[:-1]
-    return json.dumps(parse_fields(text), ensure_ascii=False)
+from tokenbridge.parsers.families.gemma4_calls import (
+    CALL_END, CALL_START, CHANNEL_END, CHANNEL_START, NAME_IN_JSON, QUOTE, Gemma4StreamedCalls, arguments_json,
+    literals,
+)
 
 
 def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
-    reasoning_markup = ctx.reasoning_parser is not None
-    markers = _MARKERS if reasoning_markup else (CALL_START, CALL_END)
-    drops = [t for t in special_token_texts(ctx.vocab, (*_MARKERS, QUOTE)) if t not in markers]
-    literals = sorted({*markers, *drops}, key=len, reverse=True)
+    markers, drops = literals(ctx)
+    lits = sorted({*markers, *drops}, key=len, reverse=True)
     suppress = ctx.tool_choice == "none" and bool(ctx.tools)
     if text and CHANNEL_START not in text and (
         CHANNEL_END in text or text.startswith("thought\n") or text == "thought"
@@ -165,7 +58,7 @@ def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
     state = "content"
     i, n = 0, len(text)
     while i < n:
-        hit = next((lit for lit in literals if text.startswith(lit, i)), None)
+        hit = next((lit for lit in lits if text.startswith(lit, i)), None)
         if hit is not None and hit in drops:
             i += len(hit)
             continue
@@ -208,7 +101,7 @@ def extract_gemma4(text: str, ctx: ParseContext) -> Extraction:
     announced = False
     for name, args in calls:
         announced = announced or bool(name) or bool(
-            not name and (m := _NAME_IN_JSON.search(args)) and m.group(1)
+            not name and (m := NAME_IN_JSON.search(args)) and m.group(1)
         )
         name = name.strip()
         if not name and args.strip():
@@ -240,6 +133,8 @@ class Gemma4ToolParser(HeldCallsParser):
 
 
 tool_parser("gemma4", "gemma-4", family="gemma4")(Gemma4ToolParser)
+Gemma4ToolParser.incremental = Gemma4StreamedCalls
+Gemma4StreamedCalls.name = "gemma4"
 
 
 _THOUGHT_LABEL = "thought\n"
