@@ -41,8 +41,8 @@ families/deepseek_dsml.py  deepseek_v32, deepseek_v4, deepseek_v41 tools; deepse
 families/dots.py           dots tools
 families/ernie45.py        ernie45 tools and reasoning
 families/functiongemma.py  functiongemma tools
-families/gemma4.py         gemma4 tools and reasoning
-families/gemma4_calls.py   gemma4 call syntax, read whole and streamed
+families/gemma4.py         gemma4 tools and reasoning (its call syntax, read whole and
+                           streamed: gemma4_calls.py)
 families/gigachat3.py      gigachat3 tools
 families/glm.py            glm45 (glm47, …), ling3 tools and reasoning
 families/granite.py        granite, granite4, granite-20b-fc tools; granite reasoning
@@ -61,8 +61,8 @@ families/mimo.py           mimo tools and reasoning
 families/minicpm5.py       minicpm5 tools
 families/minicpmv.py       minicpmv reasoning
 families/minimax.py        minimax_m2, minimax_m3 tools and reasoning; minimax_m2_append_think
-                           reasoning
-families/minimax_m3.py     minimax_m3 parameter elements, read whole and streamed
+                           reasoning (M3's parameter elements, read whole and streamed:
+                           minimax_m3.py)
 families/mistral.py        mistral tools and reasoning
 families/muse.py           muse, muse_glimmer tools
 families/muse_reasoning.py  musespark1x (muse), muse_glimmer reasoning
