@@ -18,6 +18,7 @@ from conftest import MODELS
 from tokenbridge.model.tokenizer import HFTokenizer
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import Delta, Final, ParseContext
+from tokenbridge.parsers.output import OutputParser
 from tokenbridge.parsers.families.inkling import MARKERS as INKLING_MARKERS
 
 
@@ -152,3 +153,17 @@ def run_tools(name: str, pieces: list[str], tools: list[dict], restore: bool = F
     c = ParseContext(tools=tools, vocab=vocab, **kw)
     fed = feed(lambda: registry.get_tool_parser(name)(c), pieces, restore)
     return fed.content or None, fed.named_calls()
+
+
+def run_output(name: str, ctx: ParseContext, with_tool: bool, pieces: list[str]) -> list:
+    """The reasoning parser ``name``, with the tool parser of the same name behind it when
+    ``with_tool`` (formats vLLM serves as one combined parser: hf, beam, Cohere), fed ``pieces``
+    through snapshot/restore: ``[reasoning or None, content or None, [[id or "", name, args]]]``."""
+
+    def build() -> OutputParser:
+        tool = registry.get_tool_parser(name)(ctx) if with_tool else None
+        return OutputParser(ctx, registry.get_reasoning_parser(name)(ctx), tool)
+
+    fed = feed(build, pieces, restore=True)
+    calls = [[call_id or "", call, args] for call_id, call, args in fed.calls]
+    return [fed.reasoning or None, fed.content or None, calls]

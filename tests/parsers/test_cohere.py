@@ -8,6 +8,9 @@ reasoning). Calls are ``(id, name, arguments)``; an empty id is left for derende
 The incremental stream (``engine/melody_actions.ActionStream``) adds up to the same answer for
 every split of every case but one kind.
 
+The ``cohere_command3``/``cohere_command4`` reasoning parsers, with and without the tool parser
+behind them (``feeding.run_output``, as vLLM serves the pair as one parser), are at the end.
+
 Known gaps:
 - incremental: an action block ending in a backslash, which melody reads as no call at all,
   keeps the calls it streamed.
@@ -21,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feeding import feed, split
+from feeding import feed, run_output, split
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
@@ -283,3 +286,101 @@ def test_a_block_ending_in_a_backslash_is_a_known_gap():
 
 def test_only_the_backslash_blocks_are_left_out():
     assert len(CASES) - len(STREAMED) == 2
+
+
+# -- reasoning: the reasoning parsers, with and without the tool parser behind them -------------
+# Expected: melody's ``process_full_text``, which is what vLLM's ``CohereCommandParser.parse``
+# returns (calls only when a tool parser is configured). Rows: ``[preset, output, [reasoning,
+# content, [[id, name, arguments]...]]]``.
+
+COHERE_CASES = [
+    ['cmd3', 'Hello world', [None, 'Hello world', []]],
+    ['cmd3', 'plan<|END_THINKING|>answer', [None, 'plananswer', []]],
+    ['cmd3', '<|START_THINKING|>think about it<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>', ['think about it', None, [['0', 'get_weather', '{"city": "Paris"}']]]],
+    ['cmd3', '<|START_THINKING|>t  <|END_THINKING|>  <|START_RESPONSE|>Hi <co>c</co: 0:[1]> there  <|END_RESPONSE|>', ['t', 'Hi c there', []]],
+    ['cmd3', 'abc  <|START_THINKING|>x<|END_THINKING|>def', ['x', 'abcdef', []]],
+    ['cmd3', 'abc  <|START_THINKING|>x', ['x', 'abc', []]],
+    ['cmd3', '<|START_THINKING|>unfinished', ['unfinished', None, []]],
+    ['cmd3', 'reason<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": "é"}}]<|END_ACTION|>', [None, 'reason', [['0', 'a', '{"x": "é"}']]]],
+    ['cmd3', 'reason<|START_RESPONSE|>resp<|END_RESPONSE|>tail', [None, 'reasonresp', []]],
+    ['cmd3', 'reason<|START_TEXT|>txt<|END_TEXT|>', [None, 'reason<|START_TEXT|>txt<|END_TEXT|>', []]],
+    ['cmd3', 'r <co>cited</co: 0> more<|END_THINKING|>c <co>x', [None, 'r cited morec x', []]],
+    ['cmd3', '<co>open cite<|START_THINKING|>r<|END_THINKING|>z', ['r', 'open citez', []]],
+    ['cmd3', '<|START_THINKING|>a<|START_THINKING|>b<|END_THINKING|>c<|END_THINKING|>d', ['ab', 'cd', []]],
+    ['cmd3', 'x<|END_RESPONSE|>junk<|START_THINKING|>r<|END_THINKING|>y', ['r', 'xy', []]],
+    ['cmd3', '<|START_THINKING|>r<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": 1}', ['r', None, [['0', 'a', '{"x": 1}']]]],
+    ['cmd3', 'think<|END_THINK', [None, 'think<|END_THINK', []]],
+    ['cmd3', '', [None, None, []]],
+    ['cmd3', '  \n', [None, None, []]],
+    ['cmd4', 'Hello world', ['Hello world', None, []]],
+    ['cmd4', 'plan<|END_THINKING|>answer', ['plan', 'answer', []]],
+    ['cmd4', '<|START_THINKING|>think about it<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>', ['think about it', None, [['0', 'get_weather', '{"city": "Paris"}']]]],
+    ['cmd4', '<|START_THINKING|>t  <|END_THINKING|>  <|START_RESPONSE|>Hi <co>c</co: 0:[1]> there  <|END_RESPONSE|>', ['t', 'Hi c there', []]],
+    ['cmd4', 'abc  <|START_THINKING|>x<|END_THINKING|>def', ['abcx', 'def', []]],
+    ['cmd4', 'abc  <|START_THINKING|>x', ['abcx', None, []]],
+    ['cmd4', '<|START_THINKING|>unfinished', ['unfinished', None, []]],
+    ['cmd4', 'reason<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": "é"}}]<|END_ACTION|>', ['reason', None, [['0', 'a', '{"x": "é"}']]]],
+    ['cmd4', 'reason<|START_RESPONSE|>resp<|END_RESPONSE|>tail', ['reason', 'resp', []]],
+    ['cmd4', 'reason<|START_TEXT|>txt<|END_TEXT|>', ['reason', 'txt', []]],
+    ['cmd4', 'r <co>cited</co: 0> more<|END_THINKING|>c <co>x', ['r cited more', 'c x', []]],
+    ['cmd4', '<co>open cite<|START_THINKING|>r<|END_THINKING|>z', ['open citer', 'z', []]],
+    ['cmd4', '<|START_THINKING|>a<|START_THINKING|>b<|END_THINKING|>c<|END_THINKING|>d', ['ab', 'cd', []]],
+    ['cmd4', 'x<|END_RESPONSE|>junk<|START_THINKING|>r<|END_THINKING|>y', ['xr', 'y', []]],
+    ['cmd4', '<|START_THINKING|>r<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": 1}', ['r', None, [['0', 'a', '{"x": 1}']]]],
+    ['cmd4', 'think<|END_THINK', ['think<|END_THINK', None, []]],
+    ['cmd4', '', [None, None, []]],
+    ['cmd4', '  \n', [None, None, []]],
+]
+COHERE = {"cmd3": "cohere_command3", "cmd4": "cohere_command4"}
+COHERE_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+
+
+def cohere_ctx(name: str) -> ParseContext:
+    return ParseContext(tools=COHERE_TOOLS, tool_choice="auto", reasoning_parser=name)
+
+
+def cohere_expected(exp: list, with_tool: bool) -> list:
+    return [exp[0], exp[1], exp[2] if with_tool else []]
+
+
+@pytest.mark.parametrize("with_tool", [True, False])
+@pytest.mark.parametrize("case", COHERE_CASES)
+def test_cohere_one_shot(case, with_tool):
+    preset, text, exp = case
+    name = COHERE[preset]
+    assert run_output(name, cohere_ctx(name), with_tool, [text]) == cohere_expected(exp, with_tool)
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=st.sampled_from(COHERE_CASES), with_tool=st.booleans(), cuts=st.lists(st.integers(0, 300), max_size=8))
+def test_cohere_chunking(case, with_tool, cuts):
+    preset, text, exp = case
+    name = COHERE[preset]
+    assert run_output(name, cohere_ctx(name), with_tool, split(text, cuts)) == cohere_expected(exp, with_tool)
+
+
+class CohereVocab:
+    """Cohere's marker tokens at made-up ids (the Cohere tokenizer is not in the model folder)."""
+
+    IDS = {"<|START_THINKING|>": 10, "<|END_THINKING|>": 11, "<|CHATBOT_TOKEN|>": 12}
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.IDS.get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return {v: k for k, v in self.IDS.items()}.get(token_id)
+
+
+@pytest.mark.parametrize("name", ["cohere_command3", "cohere_command4"])
+@pytest.mark.parametrize(("ids", "ended"), [
+    ([1, 12], False),
+    ([1, 12, 10], False),
+    ([1, 12, 10, 5, 11], True),
+    ([1, 11, 12], False),
+    ([1, 10, 11, 12, 10, 5], False),
+    ([1, 11], True),
+    ([], False),
+])
+def test_cohere_reasoning_ended_in_prompt(name, ids, ended):
+    ctx = ParseContext(vocab=CohereVocab())
+    assert registry.get_reasoning_parser(name).reasoning_ended_in_prompt(ids, ctx) is ended

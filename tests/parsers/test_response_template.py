@@ -1,7 +1,6 @@
 """``hf``/``beam`` (``families/response_template.py``): the checkpoint's response template read
 as vLLM 0.33's ``ResponseTemplateParser`` reads it, tool side alone and with its reasoning side in
-front, one-shot and chunked; and ``cohere_command3``/``cohere_command4`` reasoning, which vLLM
-also serves as one combined parser, driven by the same reasoning-plus-tool harness.
+front, one-shot and chunked.
 
 Tool-side expected values are vLLM 0.33's non-streaming ``ResponseTemplateParser`` answers (tool
 parser only, no reasoning parser) for the same template, prompt and output, recorded with vLLM's
@@ -12,11 +11,8 @@ closer), a template whose fields all have openers (a content sink is added) and 
 
 Reasoning-side expected values: for ``hf``/``beam``, vLLM 0.33's combined
 ``ResponseTemplateParser`` one-shot answer (its ``_ResponseStream`` with reasoning parsing on,
-tool parsing on or off) for the same templates and prompts; for Cohere, the ``cohere_melody``
-0.15.3 filter's ``process_full_text`` (presets ``cmd3``/``cmd4``), which is what vLLM's
-``CohereCommandParser.parse`` returns (calls only when a tool parser is configured). Rows:
-``[template, prompt, output, tool parser, [reasoning, content, [[name, arguments]...]]]`` and
-``[preset, output, [reasoning, content, [[id, name, arguments]...]]]``.
+tool parsing on or off) for the same templates and prompts. Rows:
+``[template, prompt, output, tool parser, [reasoning, content, [[name, arguments]...]]]``.
 
 Known gaps: none known.
 """
@@ -29,12 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import MODELS
-from feeding import feed, split
+from feeding import feed, run_output, split
 
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.parsers.engine.template import TemplateError
-from tokenbridge.parsers.output import OutputParser
 
 QWEN = {
     "defaults": {"role": "assistant"},
@@ -421,47 +416,6 @@ TEMPLATE_CASES = [
     ['each', 'none', '<calls>[{"name": "add", "parameters": {"a": 1}}]</calls>text<|end|><|assis', False, [None, '<calls>[{"name": "add", "parameters": {"a": 1}}]</calls>text', []]],
 ]
 
-COHERE_CASES = [
-    ['cmd3', 'Hello world', [None, 'Hello world', []]],
-    ['cmd3', 'plan<|END_THINKING|>answer', [None, 'plananswer', []]],
-    ['cmd3', '<|START_THINKING|>think about it<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>', ['think about it', None, [['0', 'get_weather', '{"city": "Paris"}']]]],
-    ['cmd3', '<|START_THINKING|>t  <|END_THINKING|>  <|START_RESPONSE|>Hi <co>c</co: 0:[1]> there  <|END_RESPONSE|>', ['t', 'Hi c there', []]],
-    ['cmd3', 'abc  <|START_THINKING|>x<|END_THINKING|>def', ['x', 'abcdef', []]],
-    ['cmd3', 'abc  <|START_THINKING|>x', ['x', 'abc', []]],
-    ['cmd3', '<|START_THINKING|>unfinished', ['unfinished', None, []]],
-    ['cmd3', 'reason<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": "é"}}]<|END_ACTION|>', [None, 'reason', [['0', 'a', '{"x": "é"}']]]],
-    ['cmd3', 'reason<|START_RESPONSE|>resp<|END_RESPONSE|>tail', [None, 'reasonresp', []]],
-    ['cmd3', 'reason<|START_TEXT|>txt<|END_TEXT|>', [None, 'reason<|START_TEXT|>txt<|END_TEXT|>', []]],
-    ['cmd3', 'r <co>cited</co: 0> more<|END_THINKING|>c <co>x', [None, 'r cited morec x', []]],
-    ['cmd3', '<co>open cite<|START_THINKING|>r<|END_THINKING|>z', ['r', 'open citez', []]],
-    ['cmd3', '<|START_THINKING|>a<|START_THINKING|>b<|END_THINKING|>c<|END_THINKING|>d', ['ab', 'cd', []]],
-    ['cmd3', 'x<|END_RESPONSE|>junk<|START_THINKING|>r<|END_THINKING|>y', ['r', 'xy', []]],
-    ['cmd3', '<|START_THINKING|>r<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": 1}', ['r', None, [['0', 'a', '{"x": 1}']]]],
-    ['cmd3', 'think<|END_THINK', [None, 'think<|END_THINK', []]],
-    ['cmd3', '', [None, None, []]],
-    ['cmd3', '  \n', [None, None, []]],
-    ['cmd4', 'Hello world', ['Hello world', None, []]],
-    ['cmd4', 'plan<|END_THINKING|>answer', ['plan', 'answer', []]],
-    ['cmd4', '<|START_THINKING|>think about it<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>', ['think about it', None, [['0', 'get_weather', '{"city": "Paris"}']]]],
-    ['cmd4', '<|START_THINKING|>t  <|END_THINKING|>  <|START_RESPONSE|>Hi <co>c</co: 0:[1]> there  <|END_RESPONSE|>', ['t', 'Hi c there', []]],
-    ['cmd4', 'abc  <|START_THINKING|>x<|END_THINKING|>def', ['abcx', 'def', []]],
-    ['cmd4', 'abc  <|START_THINKING|>x', ['abcx', None, []]],
-    ['cmd4', '<|START_THINKING|>unfinished', ['unfinished', None, []]],
-    ['cmd4', 'reason<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": "é"}}]<|END_ACTION|>', ['reason', None, [['0', 'a', '{"x": "é"}']]]],
-    ['cmd4', 'reason<|START_RESPONSE|>resp<|END_RESPONSE|>tail', ['reason', 'resp', []]],
-    ['cmd4', 'reason<|START_TEXT|>txt<|END_TEXT|>', ['reason', 'txt', []]],
-    ['cmd4', 'r <co>cited</co: 0> more<|END_THINKING|>c <co>x', ['r cited more', 'c x', []]],
-    ['cmd4', '<co>open cite<|START_THINKING|>r<|END_THINKING|>z', ['open citer', 'z', []]],
-    ['cmd4', '<|START_THINKING|>a<|START_THINKING|>b<|END_THINKING|>c<|END_THINKING|>d', ['ab', 'cd', []]],
-    ['cmd4', 'x<|END_RESPONSE|>junk<|START_THINKING|>r<|END_THINKING|>y', ['xr', 'y', []]],
-    ['cmd4', '<|START_THINKING|>r<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "a", "parameters": {"x": 1}', ['r', None, [['0', 'a', '{"x": 1}']]]],
-    ['cmd4', 'think<|END_THINK', ['think<|END_THINK', None, []]],
-    ['cmd4', '', [None, None, []]],
-    ['cmd4', '  \n', [None, None, []]],
-]
-COHERE = {"cmd3": "cohere_command3", "cmd4": "cohere_command4"}
-COHERE_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
-
 
 def template_ctx(template: str, prompt: str, name: str = "hf", **kw) -> ParseContext:
     ids = TOKENIZER.encode(PROMPTS[prompt], add_special_tokens=False).ids if PROMPTS[prompt] else None
@@ -470,59 +424,22 @@ def template_ctx(template: str, prompt: str, name: str = "hf", **kw) -> ParseCon
                         response_template=TEMPLATES[template], reasoning_parser=name, **kw)
 
 
-def cohere_ctx(name: str) -> ParseContext:
-    return ParseContext(tools=COHERE_TOOLS, tool_choice="auto", reasoning_parser=name)
-
-
-def run_with_reasoning(name: str, ctx: ParseContext, with_tool: bool, pieces: list[str]) -> list:
-    """Feed the pieces through reasoning (+ tool) parser, with a snapshot/restore (through
-    msgpack) on fresh parsers between any two of them."""
-
-    def build() -> OutputParser:
-        tool = registry.get_tool_parser(name)(ctx) if with_tool else None
-        return OutputParser(ctx, registry.get_reasoning_parser(name)(ctx), tool)
-
-    fed = feed(build, pieces, restore=True)
-    calls = [[call_id or "", name, args] for call_id, name, args in fed.calls]
-    return [fed.reasoning or None, fed.content or None, calls]
-
-
 def template_expected(exp: list) -> list:
     return [exp[0], exp[1], [["", n, a] for n, a in exp[2]]]
-
-
-def cohere_expected(exp: list, with_tool: bool) -> list:
-    return [exp[0], exp[1], exp[2] if with_tool else []]
 
 
 @pytest.mark.parametrize("name", ["hf", "beam"])
 @pytest.mark.parametrize("case", TEMPLATE_CASES)
 def test_template_one_shot(name, case):
     template, prompt, text, with_tool, exp = case
-    assert run_with_reasoning(name, template_ctx(template, prompt, name), with_tool, [text]) == template_expected(exp)
-
-
-@pytest.mark.parametrize("with_tool", [True, False])
-@pytest.mark.parametrize("case", COHERE_CASES)
-def test_cohere_one_shot(case, with_tool):
-    preset, text, exp = case
-    name = COHERE[preset]
-    assert run_with_reasoning(name, cohere_ctx(name), with_tool, [text]) == cohere_expected(exp, with_tool)
+    assert run_output(name, template_ctx(template, prompt, name), with_tool, [text]) == template_expected(exp)
 
 
 @settings(max_examples=150, deadline=None)
 @given(case=st.sampled_from(TEMPLATE_CASES), cuts=st.lists(st.integers(0, 400), max_size=8))
 def test_template_chunking(case, cuts):
     template, prompt, text, with_tool, exp = case
-    assert run_with_reasoning("hf", template_ctx(template, prompt), with_tool, split(text, cuts)) == template_expected(exp)
-
-
-@settings(max_examples=150, deadline=None)
-@given(case=st.sampled_from(COHERE_CASES), with_tool=st.booleans(), cuts=st.lists(st.integers(0, 300), max_size=8))
-def test_cohere_chunking(case, with_tool, cuts):
-    preset, text, exp = case
-    name = COHERE[preset]
-    assert run_with_reasoning(name, cohere_ctx(name), with_tool, split(text, cuts)) == cohere_expected(exp, with_tool)
+    assert run_output("hf", template_ctx(template, prompt), with_tool, split(text, cuts)) == template_expected(exp)
 
 
 def test_template_tool_choice_none_keeps_tool_regions():
@@ -530,7 +447,7 @@ def test_template_tool_choice_none_keeps_tool_regions():
     regions as content, as vLLM does with tool parsing off."""
     ctx = template_ctx("qwen", "none", tool_choice="none")
     text = '<think>r</think>ok<tool_call>\n{"name": "add", "arguments": {}}\n</tool_call>'
-    assert run_with_reasoning("hf", ctx, True, [text]) == ["r", 'ok<tool_call>\n{"name": "add", "arguments": {}}\n</tool_call>', []]
+    assert run_output("hf", ctx, True, [text]) == ["r", 'ok<tool_call>\n{"name": "add", "arguments": {}}\n</tool_call>', []]
 
 
 def vocab_ids(*tokens: str) -> list[int]:
@@ -558,28 +475,3 @@ def test_template_reasoning_ended_in_prompt(name, case):
     assert cls.reasoning_ended_in_prompt(ctx.prompt_token_ids or [], ctx) is ended
 
 
-class CohereVocab:
-    """Cohere's marker tokens at made-up ids (the Cohere tokenizer is not in the model folder)."""
-
-    IDS = {"<|START_THINKING|>": 10, "<|END_THINKING|>": 11, "<|CHATBOT_TOKEN|>": 12}
-
-    def token_to_id(self, token: str) -> int | None:
-        return self.IDS.get(token)
-
-    def id_to_token(self, token_id: int) -> str | None:
-        return {v: k for k, v in self.IDS.items()}.get(token_id)
-
-
-@pytest.mark.parametrize("name", ["cohere_command3", "cohere_command4"])
-@pytest.mark.parametrize(("ids", "ended"), [
-    ([1, 12], False),
-    ([1, 12, 10], False),
-    ([1, 12, 10, 5, 11], True),
-    ([1, 11, 12], False),
-    ([1, 10, 11, 12, 10, 5], False),
-    ([1, 11], True),
-    ([], False),
-])
-def test_cohere_reasoning_ended_in_prompt(name, ids, ended):
-    ctx = ParseContext(vocab=CohereVocab())
-    assert registry.get_reasoning_parser(name).reasoning_ended_in_prompt(ids, ctx) is ended
