@@ -492,8 +492,9 @@ def default_max_connections() -> int:
 class Server:
     """Accepts on one socket; on SIGTERM/SIGINT stops accepting and finishes in-flight work."""
 
-    def __init__(self, app: App, ssl=None, grace_s: float = SHUTDOWN_GRACE_S, fleet=None) -> None:
+    def __init__(self, app: App, ssl=None, grace_s: float = SHUTDOWN_GRACE_S, fleet=None, on_serving=None) -> None:
         self.app = app
+        self.on_serving = on_serving  # called once connections are answered
         self.fleet = fleet  # the workers.Fleet this worker belongs to (None: the only one)
         self.ssl = ssl
         self.grace_s = grace_s
@@ -544,6 +545,8 @@ class Server:
         )
         if self.fleet is not None:
             self.loop.add_reader(self.fleet.inbox.fileno(), self._receive)
+        if self.on_serving is not None:
+            self.on_serving()
         await stop.wait()
         self.stopping = True
         server.close()
@@ -558,9 +561,10 @@ class Server:
 
 
 def run(app: App, host: str, port: int, sock: socket.socket | None = None, ssl=None,
-        grace_s: float = SHUTDOWN_GRACE_S, fleet=None) -> None:
+        grace_s: float = SHUTDOWN_GRACE_S, fleet=None, on_serving=None) -> None:
     """Serve ``app`` on ``sock`` (a worker's inherited socket) or a fresh one on host:port;
-    TLS with an ``ssl.SSLContext``; ``grace_s`` for in-flight requests after SIGTERM."""
+    TLS with an ``ssl.SSLContext``; ``grace_s`` for in-flight requests after SIGTERM;
+    ``on_serving()`` once connections are answered."""
     if sock is None:
         from tokenbridge.server.workers import bind_socket
 
@@ -571,4 +575,4 @@ def run(app: App, host: str, port: int, sock: socket.socket | None = None, ssl=N
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    runner(Server(app, ssl, grace_s, fleet).serve(sock))
+    runner(Server(app, ssl, grace_s, fleet, on_serving).serve(sock))

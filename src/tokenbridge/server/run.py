@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import threading
 
 from tokenbridge import __version__
 from tokenbridge.config import ServeConfig, default_max_body_bytes
@@ -153,13 +154,18 @@ def serve(args, loader: ModelLoader | None = None, access=None) -> int:
             return 1
         # With workers, the backend is chosen before forking, so they share one copy of it
         # (copy-on-write), at ~1 s of start-up; one process switches in the background.
-        backend = switch_backend(app, background=workers == 1)
+        serving = threading.Event()
+        backend = switch_backend(app, background=workers == 1, serving=serving)
         log.info("%s", startup_line(app, args, workers, tls is not None, backend))
         grace = DEFAULT_GRACE_S if args.shutdown_timeout is None else float(args.shutdown_timeout)
-        run_server = run_uvicorn if os.environ.get("TOKENBRIDGE_HTTP") == "uvicorn" else run_bare
         if workers == 1:
-            run_server(app, args.host, args.port, sock, tls, grace)
+            if os.environ.get("TOKENBRIDGE_HTTP") == "uvicorn":
+                serving.set()
+                run_uvicorn(app, args.host, args.port, sock, tls, grace)
+            else:
+                run_bare(app, args.host, args.port, sock, tls, grace, on_serving=serving.set)
             return 0
+        run_server = run_uvicorn if os.environ.get("TOKENBRIDGE_HTTP") == "uvicorn" else run_bare
         from tokenbridge.server.workers import serve_workers
 
         return serve_workers(
@@ -171,24 +177,25 @@ def serve(args, loader: ModelLoader | None = None, access=None) -> int:
             metrics.remove_shared(shared)
 
 
-def switch_backend(app: App, background: bool) -> str:
+def switch_backend(app: App, background: bool, serving: threading.Event | None = None) -> str:
     """Switch the tokenizer to the fastest exact backend (``model/fast_backend.py``); returns
     the backend serving (for the start-up line).
 
     In the background, start-up stays under a second: ``tokenizers`` serves until fastokens
     has loaded and passed its checks (~1 s later), and stays if they fail; a log line says
-    which backend then serves.
+    which backend then serves. The load waits for ``serving`` (the server answering, at most
+    a second): on a one-core worker it would otherwise share the core with the start-up.
     """
     tok = app.model.tokenizer
     if getattr(tok, "use_backend", None) is None:
         return type(tok).__name__
-    import threading
-
     from tokenbridge.model import fast_backend
 
     chosen: list[str] = []
 
     def load() -> None:
+        if serving is not None:
+            serving.wait(1.0)
         # The checks run on a thread of their own: fastokens keeps ~16 MB of caches per thread
         # that encodes, freed only when that thread ends.
         checks = threading.Thread(target=lambda: chosen.append(fast_backend.load(tok)))
@@ -206,11 +213,11 @@ def switch_backend(app: App, background: bool) -> str:
 
 
 def run_bare(app: App, host: str, port: int, sock: socket.socket | None = None, tls=None,
-             grace_s: float = DEFAULT_GRACE_S, fleet=None) -> None:
+             grace_s: float = DEFAULT_GRACE_S, fleet=None, on_serving=None) -> None:
     """The bare httptools server: no ASGI layer between the socket and ``App.answer``."""
     from tokenbridge.server import http
 
-    http.run(app, host, port, sock, tls, grace_s, fleet)
+    http.run(app, host, port, sock, tls, grace_s, fleet, on_serving)
 
 
 def run_uvicorn(app: App, host: str, port: int, sock: socket.socket | None = None, tls=None,
