@@ -194,7 +194,7 @@ def switch_backend(app: App, background: bool, serving: threading.Event | None =
     chosen: list[str] = []
 
     def load() -> None:
-        if serving is not None:
+        if background and serving is not None:
             serving.wait(1.0)
         # The checks run on a thread of their own: fastokens keeps ~16 MB of caches per thread
         # that encodes, freed only when that thread ends.
