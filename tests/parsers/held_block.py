@@ -112,3 +112,28 @@ def feed_all(parser_name: str, pieces: list[str], **ctx_kw) -> list[Delta]:
     cls = registry.get_tool_parser(parser_name)
     p = cls(ParseContext(tools=TOOLS, tool_choice="auto", vocab=vocab(), **ctx_kw))
     return [p.feed(piece, []) for piece in pieces] + [p.finish()]  # the deltas themselves, one per step
+
+
+def class_flags_test(rows: list[tuple[str, bool, bool]]):
+    """``(parser, supports required/named, engine-based)`` as vLLM's classes declare them."""
+
+    @pytest.mark.parametrize("parser, required_and_named, engine", rows)
+    def test_class_flags_follow_vllm(parser, required_and_named, engine):
+        cls = registry.get_tool_parser(parser)
+        assert cls.supports_required_and_named is required_and_named
+        assert cls.engine_based is engine
+
+    return test_class_flags_follow_vllm
+
+
+def content_first_test(rows: list[tuple[str, str, str]]):
+    """``(parser, content, call)``: the content before a call streams before the call ends."""
+
+    @pytest.mark.parametrize("parser, before, call", rows)
+    def test_content_before_the_call_streams_before_the_end(parser, before, call):
+        deltas = feed_all(parser, [before, call[:5], call[5:]])
+        assert deltas[0].content == before
+        assert not deltas[1].content
+        assert sum(len(d.tool_calls) for d in deltas) == 1
+
+    return test_content_before_the_call_streams_before_the_end

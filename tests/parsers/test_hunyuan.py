@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feeding import ctx, parse, parser_cls, split, vocab
-from held_block import Cases, feed_all, vllm_tests
+from held_block import Cases, class_flags_test, content_first_test, feed_all, vllm_tests
 from incremental import restored
 from json_families import call_ids, family_tests
 from reasoning_cases import reasoning_tests
@@ -154,34 +154,20 @@ EXPECTED = {
  test_chunking_with_snapshot_restore_accumulates_to_one_shot, test_char_by_char_with_restore) = vllm_tests(CASES, EXPECTED, 70)
 
 
-@pytest.mark.parametrize(
-    "parser, required_and_named, engine",
-    [
-        ("hy_v3", True, False),
-        ("hy_v4", False, False),
-    ],
-)
-def test_class_flags_follow_vllm(parser, required_and_named, engine):
-    cls = registry.get_tool_parser(parser)
-    assert cls.supports_required_and_named is required_and_named
-    assert cls.engine_based is engine
+test_class_flags_follow_vllm = class_flags_test([
+    ("hy_v3", True, False),
+    ("hy_v4", False, False),
+])
 
 
 def test_sglang_hunyuan_spelling_is_hy_v3():
     assert registry.canonical_tool_name("hunyuan") == "hy_v3"
 
-@pytest.mark.parametrize(
-    "parser, before, call",
-    [
-        ("hy_v3", "Let me look.\n", "<tool_calls>" + H + "</tool_calls>"),
-        ("hy_v4", "Checking.\n", "<tool_calls>" + H4 + "</tool_calls>"),
-    ],
-)
-def test_content_before_the_call_streams_before_the_end(parser, before, call):
-    deltas = feed_all(parser, [before, call[:5], call[5:]])
-    assert deltas[0].content == before
-    assert not deltas[1].content
-    assert sum(len(d.tool_calls) for d in deltas) == 1
+
+test_content_before_the_call_streams_before_the_end = content_first_test([
+    ("hy_v3", "Let me look.\n", "<tool_calls>" + H + "</tool_calls>"),
+    ("hy_v4", "Checking.\n", "<tool_calls>" + H4 + "</tool_calls>"),
+])
 
 
 def test_hy_v4_without_vocab_listing_uses_plain_tags():

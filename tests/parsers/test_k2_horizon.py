@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from held_block import Cases, ChoiceParser, OutputParser, answer, feed_all, vllm_tests
+from held_block import answer, Cases, ChoiceParser, class_flags_test, content_first_test, feed_all, OutputParser, vllm_tests
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 
@@ -93,29 +93,14 @@ EXPECTED = {
  test_chunking_with_snapshot_restore_accumulates_to_one_shot, test_char_by_char_with_restore) = vllm_tests(CASES, EXPECTED, 70)
 
 
-@pytest.mark.parametrize(
-    "parser, required_and_named, engine",
-    [
-        ("k2_horizon", False, True),
-    ],
-)
-def test_class_flags_follow_vllm(parser, required_and_named, engine):
-    cls = registry.get_tool_parser(parser)
-    assert cls.supports_required_and_named is required_and_named
-    assert cls.engine_based is engine
+test_class_flags_follow_vllm = class_flags_test([
+    ("k2_horizon", False, True),
+])
 
 
-@pytest.mark.parametrize(
-    "parser, before, call",
-    [
-        ("k2_horizon", "Sure. ", G0 + K + G1),
-    ],
-)
-def test_content_before_the_call_streams_before_the_end(parser, before, call):
-    deltas = feed_all(parser, [before, call[:5], call[5:]])
-    assert deltas[0].content == before
-    assert not deltas[1].content
-    assert sum(len(d.tool_calls) for d in deltas) == 1
+test_content_before_the_call_streams_before_the_end = content_first_test([
+    ("k2_horizon", "Sure. ", G0 + K + G1),
+])
 
 
 def test_k2_horizon_decides_when_the_group_closes():

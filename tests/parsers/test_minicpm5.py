@@ -15,8 +15,7 @@ import re
 
 import pytest
 
-from held_block import TELECOM, Cases, feed_all, vllm_tests
-from tokenbridge.parsers import registry
+from held_block import Cases, class_flags_test, feed_all, TELECOM, vllm_tests
 
 
 CASES = Cases()
@@ -73,16 +72,9 @@ EXPECTED = {
  test_chunking_with_snapshot_restore_accumulates_to_one_shot, test_char_by_char_with_restore) = vllm_tests(CASES, EXPECTED, 60)
 
 
-@pytest.mark.parametrize(
-    "parser, required_and_named, engine",
-    [
-        ("minicpm5", True, False),
-    ],
-)
-def test_class_flags_follow_vllm(parser, required_and_named, engine):
-    cls = registry.get_tool_parser(parser)
-    assert cls.supports_required_and_named is required_and_named
-    assert cls.engine_based is engine
+test_class_flags_follow_vllm = class_flags_test([
+    ("minicpm5", True, False),
+])
 
 
 def test_minicpm5_ids_are_call_uuid():

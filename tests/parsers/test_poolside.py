@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feeding import split
-from held_block import TOOLS, Cases, feed_all, vllm_tests, vocab
+from held_block import Cases, class_flags_test, content_first_test, feed_all, TOOLS, vllm_tests, vocab
 from incremental import restored
 
 from tokenbridge.parsers import registry
@@ -63,29 +63,14 @@ EXPECTED = {
  test_chunking_with_snapshot_restore_accumulates_to_one_shot, test_char_by_char_with_restore) = vllm_tests(CASES, EXPECTED, 50)
 
 
-@pytest.mark.parametrize(
-    "parser, required_and_named, engine",
-    [
-        ("poolside_v1", False, False),
-    ],
-)
-def test_class_flags_follow_vllm(parser, required_and_named, engine):
-    cls = registry.get_tool_parser(parser)
-    assert cls.supports_required_and_named is required_and_named
-    assert cls.engine_based is engine
+test_class_flags_follow_vllm = class_flags_test([
+    ("poolside_v1", False, False),
+])
 
 
-@pytest.mark.parametrize(
-    "parser, before, call",
-    [
-        ("poolside_v1", "One moment. ", P),
-    ],
-)
-def test_content_before_the_call_streams_before_the_end(parser, before, call):
-    deltas = feed_all(parser, [before, call[:5], call[5:]])
-    assert deltas[0].content == before
-    assert not deltas[1].content
-    assert sum(len(d.tool_calls) for d in deltas) == 1
+test_content_before_the_call_streams_before_the_end = content_first_test([
+    ("poolside_v1", "One moment. ", P),
+])
 
 
 def test_snapshot_holds_only_undecided_text():
