@@ -7,7 +7,10 @@
 
 Each server is spawned on loopback, timed from spawn to the first ``/health`` 200, loaded with
 ``wrk`` (1 thread, 2 connections) for a bounded time per workload, servers taking turns, and
-its RSS (summed over worker processes) read from /proc. With ``--pin`` every server runs on
+its RSS (summed over worker processes) read from /proc. Each run also reports the server's CPU
+per request (user + system over its processes: the inverse of one core's throughput, whoever
+shares the core) and the cores wrk used, which is how ``--workers 2`` is judged on a two-core
+machine, where wrk takes part of the second worker's core. With ``--pin`` every server runs on
 CPU 0 (a two-worker tokenbridge on CPUs 0-1) and wrk on the last CPU. vllm-rs comes from the
 oracle venv (``lib/python3.11/site-packages/vllm/vllm-rs``); SMG from a venv of its own
 (``~/.cache/smg-venv``: ``python3 -m venv ~/.cache/smg-venv && ~/.cache/smg-venv/bin/pip
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -110,9 +114,8 @@ def route_of(server: Server, path: str) -> str | None:
     return "/v1/tokenize" if server.name == "smg" and path == "/tokenize" else path
 
 
-def tree_rss_mb(pid: int) -> float:
-    """Memory of a server in MB: its RSS, or with worker processes the sum of their PSS
-    (forked workers share the loaded model copy-on-write, which a sum of RSS would count twice)."""
+def tree_pids(pid: int) -> list[int]:
+    """``pid`` and its descendants (a server's worker processes)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -126,6 +129,25 @@ def tree_rss_mb(pid: int) -> float:
         p = todo.pop()
         tree.append(p)
         todo += children.get(p, [])
+    return tree
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a server and its workers have used so far."""
+    ticks = 0
+    for p in tree_pids(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Memory of a server in MB: its RSS, or with worker processes the sum of their PSS
+    (forked workers share the loaded model copy-on-write, which a sum of RSS would count twice)."""
+    tree = tree_pids(pid)
     field_name = "VmRSS:" if len(tree) == 1 else "Pss:"
     source = "status" if len(tree) == 1 else "smaps_rollup"
     total_kb = 0
@@ -199,12 +221,19 @@ def run_wrk(server: Server, wl: Workload, tmp: Path, seconds: float, connections
         post(server.port, path, body.replace(SEQ.encode(), b"warm-up"))
     wrk = ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s", "-s", str(BENCH / "post.lua"),
            f"http://127.0.0.1:{server.port}", "--", str(file), path, *(["unique", str(time.time_ns())] if wl.unique else [])]
+    cpu_before, wrk_before = tree_cpu_s(server.proc.pid), resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         ["taskset", "-c", wrk_cpus, *wrk] if wrk_cpus else wrk, capture_output=True, text=True, check=True,
     ).stdout
+    cpu_after, wrk_after = tree_cpu_s(server.proc.pid), resource.getrusage(resource.RUSAGE_CHILDREN)
     line = next(x for x in out.splitlines() if x.startswith("BENCH_RESULT "))
     r = json.loads(line.split(" ", 1)[1])
-    r["req_s"] = r["requests"] / (r["duration_us"] / 1e6)
+    seconds_run = r["duration_us"] / 1e6
+    r["req_s"] = r["requests"] / seconds_run
+    # CPU per request is what one core's throughput is the inverse of, whoever else shares it.
+    r["cpu_us"] = (cpu_after - cpu_before) / max(r["requests"], 1) * 1e6
+    wrk_cpu = (wrk_after.ru_utime + wrk_after.ru_stime) - (wrk_before.ru_utime + wrk_before.ru_stime)
+    r["wrk_cores"] = wrk_cpu / seconds_run
     return r
 
 
@@ -239,7 +268,8 @@ def fastest_raw_rate(wl: Workload, tok) -> tuple[str, float]:
     return ("fastokens", rate) if rate > best[1] else best
 
 
-FAILED = {"req_s": float("nan"), "p50_us": float("nan"), "p99_us": float("nan")}
+FAILED = {"req_s": float("nan"), "p50_us": float("nan"), "p99_us": float("nan"), "cpu_us": float("nan"),
+          "wrk_cores": float("nan")}
 
 
 def fmt(x: float, digits: int = 1) -> str:
@@ -273,6 +303,12 @@ def report(servers: list[Server], workloads: list[Workload], raw: dict[str, tupl
     for s in servers:
         out.append(f"{s.name}: ready in {s.startup_s:.2f} s, RSS {s.rss_ready_mb:.0f} MB after ready, "
                    f"{s.rss_after_mb:.0f} MB after load" + (f" (CPUs {s.cpus})" if args.pin else ""))
+    out.append("")
+    out.append("Server CPU per request (us, user + system over all its processes) and the cores wrk used:")
+    for wl in workloads:
+        cells = [f"{s.name} {fmt(s.results.get(wl.name, FAILED)['cpu_us'])} (wrk "
+                 f"{fmt(s.results.get(wl.name, FAILED)['wrk_cores'], 2)})" for s in servers if wl.name in s.results]
+        out.append(f"  {wl.name}: " + ", ".join(cells))
     out.append("")
     out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload, best of {args.repeat}"
                + (f", wrk on CPU {args.wrk_cpus}" if args.pin else ", unpinned")
@@ -345,7 +381,8 @@ def main() -> int:
                     continue
                 r = server.results[wl.name] = max(runs, key=lambda x: x["req_s"])
                 print(f"  {server.name:11s} {wl.name:38s} {r['req_s']:9.1f} req/s  p50 {r['p50_us'] / 1e3:7.2f} ms  "
-                      f"p99 {r['p99_us'] / 1e3:7.2f} ms  errors {r['non_2xx'] + r['socket_errors']}",
+                      f"p99 {r['p99_us'] / 1e3:7.2f} ms  CPU {r['cpu_us']:6.1f} us/req  "
+                      f"errors {r['non_2xx'] + r['socket_errors']}",
                       file=sys.stderr, flush=True)
         for server in servers:
             server.rss_after_mb = tree_rss_mb(server.proc.pid)
