@@ -112,7 +112,16 @@ def build(tok: Tokenizer, model: str, render: Callable[[str, dict], dict]) -> li
     workloads.append(Workload(
         "render 100 tok", "/v1/chat/completions/render", [_dump(short)],
         "encode", lambda: tok.encode(short_text, add_special_tokens=False),
-        f"{len(tok.encode(short_text).ids)} prompt tokens", encode_texts=(short_text,),
+        f"{len(tok.encode(short_text).ids)} prompt tokens, the same body every request", encode_texts=(short_text,),
+    ))
+
+    short_new = _chat_render(model, [{"role": "user", "content": f"Request {SEQ}: {prose.text(80)}"}])
+    short_new_text = prompt_text("/v1/chat/completions/render", short_new)
+    workloads.append(Workload(
+        "render 100 tok, new text", "/v1/chat/completions/render", [_dump(short_new)],
+        "encode", lambda: tok.encode(short_new_text, add_special_tokens=False),
+        f"{len(tok.encode(short_new_text).ids)} prompt tokens, a user message never seen before in every request",
+        unique=True, encode_texts=(short_new_text,),
     ))
 
     base = prose.text(1150)
