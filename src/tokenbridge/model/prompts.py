@@ -64,6 +64,11 @@ class PromptMemo:
         except (TypeError, ValueError):
             return None
 
+    @property
+    def hits(self) -> int:
+        """Lookups that found their prompt so far (a render that adds to it was a repeat)."""
+        return self._entries.hits
+
     def get(self, key: bytes) -> tuple[int, list[int]] | None:
         hit = self._entries.get(key)
         return None if hit is None else (hit[0], list(hit[1]))

@@ -17,8 +17,23 @@ from tokenbridge.render import conversation as conv
 from tokenbridge.render import parser_adjust, sampling
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 
+
 def random_id() -> str:
     return random_hex(8)
+
+
+def renders_purely(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest) -> bool:
+    """Whether ``render_chat`` of ``req`` is a function of the request alone (given its request
+    id): the model's own template, which reads neither the clock nor random text, through the
+    tokenizer (Harmony prompts carry today's date; mistral mode builds prompts itself)."""
+    if req.chat_template is not None or (req.chat_template_kwargs and "chat_template" in req.chat_template_kwargs):
+        return False
+    return (
+        model.prompt_memo.enabled
+        and "chat_template" not in cfg.default_chat_template_kwargs
+        and not hasattr(model.tokenizer, "render_chat")
+        and not is_harmony_model(model.config)
+    )
 
 
 def validate_tools(

@@ -23,6 +23,7 @@ from tokenbridge.protocol.engine import GenerateRequest
 from tokenbridge.protocol.errors import ApiError, not_found_model
 from tokenbridge.protocol.ids import random_hex
 from tokenbridge.server import handlers
+from tokenbridge.server.answer_memo import AnswerMemo
 from tokenbridge.server.metrics import Metrics
 
 _fast_encode = msgspec.json.Encoder().encode
@@ -37,6 +38,7 @@ def _encode(obj: Any) -> bytes:
 
 
 _JSON = [(b"content-type", b"application/json")]
+_JSON_VARY = ((b"content-type", b"application/json"), (b"vary", b"Origin"))
 _TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 _VARY = (b"vary", b"Origin")
 # Bodies from this size on are handled on a thread, so short requests keep flowing on the event
@@ -55,7 +57,7 @@ Handler = Callable[["Request"], Any]
 
 
 class Request:
-    __slots__ = ("body", "headers", "model", "cfg", "engine", "tokens")
+    __slots__ = ("body", "headers", "model", "cfg", "engine", "tokens", "fresh_id")
 
     def __init__(self, body: bytes, headers: dict[bytes, bytes], model: ModelContext, cfg: ServeConfig,
                  engine: EngineClient | None = None):
@@ -65,6 +67,9 @@ class Request:
         self.cfg = cfg
         self.engine = engine
         self.tokens = 0  # engine token ids a derender read (set by the handler)
+        # The random request id a render's answer carries, set by a handler when nothing but
+        # the body and this id decides the answer, so it may be kept (server/answer_memo.py).
+        self.fresh_id: str | None = None
 
     def json(self) -> Any:
         """The parsed body (``json.loads`` semantics); 400 json_invalid when it is not JSON."""
@@ -110,6 +115,8 @@ GET_ROUTES: dict[str, Handler] = {
     "/load": lambda r: {"server_load": 0},
     "/kv_event_sources": lambda r: {},
 }
+# The route whose answer its handler may mark as kept whole (server/answer_memo.py).
+MEMO_ROUTE = "/v1/chat/completions/render"
 # Liveness probes must not need the key; every other route does.
 _NO_AUTH = {"/health"}
 _DOC_ROUTES = {"/openapi.json", "/docs"}
@@ -137,6 +144,7 @@ class App:
         self._log_requests = cfg.access is not None and cfg.access.requests
         self._routes_seen: dict[str, str] = {}  # request path -> its metrics route label
         self._docs: dict[str, bytes] = {}
+        self.answer_memo = AnswerMemo()
 
     def _offload_bytes(self) -> int:
         fast = getattr(self.model.tokenizer, "backend", None) == "fastokens"
@@ -333,6 +341,11 @@ class App:
                             400,
                             "Bad Request",
                         )
+                if len(body) in self.answer_memo.lengths and path == MEMO_ROUTE and b"x-request-id" not in headers:
+                    kept = self.answer_memo.get(path, body)
+                    if kept is not None:
+                        self.metrics.tokens(path, rendered=kept.tokens)
+                        return 200, _JSON_VARY, kept.with_id(random_hex(8))
             else:
                 body = b""
             request = Request(body, headers, self.model, self.cfg, self.engine)
@@ -341,6 +354,8 @@ class App:
             result = handler(request)
             if hasattr(type(result), "__await__"):
                 return self._result_later(path, request, result)
+            if request.fresh_id is not None and path == MEMO_ROUTE:
+                return self._result_kept(path, request, result)
             return self._result(path, request, result)
         except Exception as e:
             return self._error(e, body)
@@ -350,6 +365,18 @@ class App:
             return self._result(path, request, await pending)
         except Exception as e:
             return self._error(e, request.body)
+
+    def _result_kept(self, path: str, request: "Request", result: Any):
+        """A render's answer, offered to the answer memo (never one that needs the stdlib's
+        encode: that path is for ints past 64 bits, kept out of the memo)."""
+        self._count_tokens(path, request, result)
+        try:
+            payload = _fast_encode(result)
+        except OverflowError:
+            return self._result(path, request, result)
+        if type(result) is GenerateRequest and b"x-request-id" not in request.headers:
+            self.answer_memo.offer(path, request.body, payload, request.fresh_id, len(result.token_ids))
+        return 200, [*_JSON, _VARY], payload
 
     async def _scrape(self):
         return 200, [*_TEXT, _VARY], await self.metrics.render()

@@ -23,7 +23,14 @@ from tokenbridge.protocol.openai import (
 from tokenbridge.protocol.responses import ResponsesRequest
 from tokenbridge.protocol.responses import check_shapes as check_response_shapes
 from tokenbridge.render.anthropic import render_messages
-from tokenbridge.render.chat import chat_prompt_ids, render_chat, render_prompt_ids, template_kwargs
+from tokenbridge.render.chat import (
+    chat_prompt_ids,
+    random_id,
+    render_chat,
+    render_prompt_ids,
+    renders_purely,
+    template_kwargs,
+)
 from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
@@ -34,7 +41,16 @@ def chat_render(r):
     obj = check_chat_body(r.json())
     req = r.decode(ChatCompletionRequest, obj)
     check_mm_kwargs(obj)
-    return render_chat(r.model, r.cfg, req, r.request_id())
+    rid = r.request_id()
+    if rid or req.request_id:
+        return render_chat(r.model, r.cfg, req, rid)
+    rid = random_id()  # what render_chat would draw; drawn here, the answer may be kept
+    memo_hits = r.model.prompt_memo.hits
+    gen = render_chat(r.model, r.cfg, req, rid)
+    # A repeat (the prompt memo found it) whose answer only the body and the id decide.
+    if r.model.prompt_memo.hits != memo_hits and renders_purely(r.model, r.cfg, req):
+        r.fresh_id = rid  # server/answer_memo.py
+    return gen
 
 
 def messages_render(r):
