@@ -106,3 +106,13 @@ def test_look_alike_bodies_get_the_answer_a_memo_off_server_gives(apps, bodies, 
         got, want = ask(on, body), ask(off, body)
         assert got[0] == want[0]
         assert same_but_id(got[1], want[1]), (body, got, want)
+
+
+def test_rendered_tokens_are_counted_once_per_request_kept_or_not(apps):
+    on, _ = apps
+    key = ("rendered", PATH)
+    body = json.dumps({"model": "qwen3", "seed": 1, "messages": [{"role": "user", "content": "count me"}]}).encode()
+    before = on.metrics._tokens.get(key, 0)
+    answers = [ask(on, body)[1] for _ in range(5)]
+    assert on.answer_memo.get(PATH, body) is not None
+    assert on.metrics._tokens.get(key, 0) - before == 5 * len(json.loads(answers[0])["token_ids"])

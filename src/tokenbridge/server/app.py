@@ -369,11 +369,11 @@ class App:
     def _result_kept(self, path: str, request: "Request", result: Any):
         """A render's answer, offered to the answer memo (never one that needs the stdlib's
         encode: that path is for ints past 64 bits, kept out of the memo)."""
-        self._count_tokens(path, request, result)
         try:
             payload = _fast_encode(result)
         except OverflowError:
             return self._result(path, request, result)
+        self._count_tokens(path, request, result)
         if type(result) is GenerateRequest and b"x-request-id" not in request.headers:
             self.answer_memo.offer(path, request.body, payload, request.fresh_id, len(result.token_ids))
         return 200, [*_JSON, _VARY], payload
