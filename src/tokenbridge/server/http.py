@@ -34,7 +34,7 @@ import httptools
 
 from tokenbridge.gateway.sse import Streamed
 from tokenbridge.server import memory
-from tokenbridge.server.app import App
+from tokenbridge.server.app import JSON_HEADERS, App
 
 SHUTDOWN_GRACE_S = 10.0
 MAX_HEADER_BYTES = 64 * 1024  # request line and headers together
@@ -56,6 +56,7 @@ def _plain_close(status: int, text: bytes) -> bytes:
 
 
 _STATUS_LINES = {status: b"HTTP/1.1 %d %s\r\n" % (status, reason) for status, reason in _REASONS.items()}
+_JSON_HEADER_LINES = b"".join(b"%s: %s\r\n" % pair for pair in JSON_HEADERS)
 _METHODS = {m.encode(): m for m in ("GET", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH")}
 _BAD_REQUEST = _plain_close(400, b"Invalid HTTP request received.")
 _TIMEOUT = _plain_close(408, b"Request timed out.")
@@ -401,8 +402,11 @@ class HttpProtocol(asyncio.Protocol):
     def _respond(self, req: _Request, result, t0: float) -> None:
         status, headers, payload = result
         out = [_STATUS_LINES.get(status) or b"HTTP/1.1 %d %s\r\n" % (status, _REASONS.get(status, b"")), _Date.get()]
-        for name, value in headers:
-            out += (name, b": ", value, b"\r\n")
+        if headers is JSON_HEADERS:
+            out.append(_JSON_HEADER_LINES)
+        else:
+            for name, value in headers:
+                out += (name, b": ", value, b"\r\n")
         keep = req.keep_alive and not self.server.stopping
         if not keep:
             out.append(b"connection: close\r\n")
@@ -412,7 +416,7 @@ class HttpProtocol(asyncio.Protocol):
             self.busy = True
             self.task = self.server.loop.create_task(self._stream(req, payload, keep, status, t0))
             return
-        out += (b"content-length: ", str(len(payload)).encode(), b"\r\n\r\n")
+        out.append(b"content-length: %d\r\n\r\n" % len(payload))
         if req.method != "HEAD":
             out.append(payload)
         self.transport.write(b"".join(out))
