@@ -43,7 +43,8 @@ def main() -> int:
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out_dir}/cg.out",
            sys.executable, str(exe), "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(args.port),
            "--served-model-name", SERVED_NAME, "--tool-call-parser", "hermes", "--enable-auto-tool-choice",
-           "--reasoning-parser", "qwen3", "--max-model-len", MAX_MODEL_LEN, "--workers", "1"]
+           "--reasoning-parser", "qwen3", "--max-model-len", MAX_MODEL_LEN, "--workers", "1",
+           "--keep-alive-timeout", "600"]  # the workloads take seconds to build between requests
     log = open(out_dir / "server.log", "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
