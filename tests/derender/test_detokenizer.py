@@ -106,3 +106,18 @@ def test_a_cut_mid_character_still_emits_the_text_before_it():
     ids = tok.encode("query='emoji " + text)
     out = Detokenizer(tok, False).feed(ids[:-1])
     assert out.startswith("query='emoji") and "\ufffd" not in out
+
+
+def test_token_bytes_table_stays_bounded_and_matches_the_tokenizer(tok, monkeypatch):
+    if not tok.byte_level:
+        pytest.skip("only byte-level vocabularies read the table")
+    from tokenbridge.derender import detokenizer
+
+    monkeypatch.setattr(detokenizer._TokenBytes, "CAP", 64)
+    table = detokenizer._TokenBytes(tok)
+    for start in range(0, 1000, 50):
+        ids = list(range(start, start + 50))
+        assert list(table.pieces(ids)) == [tok.token_bytes(i) for i in ids]
+        assert len(table.table) <= 64
+    assert table.pieces([7]) == (tok.token_bytes(7),)
+    assert table.pieces([]) == ()

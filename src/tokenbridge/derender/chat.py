@@ -50,8 +50,9 @@ def derender_chat(model: ModelContext, cfg: ServeConfig, req: DerenderChatReques
             "detokenization would leak raw parser markup into content."
         )
     check_choices(model, cfg, gen.choices)
-    prompt_ids = req.prompt_token_ids if req.prompt_token_ids is not None else gen.prompt_token_ids
-    check_prompt_ids(model, prompt_ids)
+    own_ids = req.prompt_token_ids is not None  # typed TokenId; the engine's are plain ints
+    prompt_ids = req.prompt_token_ids if own_ids else gen.prompt_token_ids
+    check_prompt_ids(model, prompt_ids, decoded_as_token_ids=own_ids)
     skip_special = skip_special_tokens(chat_req, parsed)
     hide_metadata = parsed and not chat_req.include_reasoning
     return_ids = chat_req is not None and bool(chat_req.return_token_ids) and not hide_metadata

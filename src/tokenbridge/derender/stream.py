@@ -175,7 +175,7 @@ def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) 
         )
     choice = _one_choice(chunk, "derender_chat_stream")
     _check_length(model, req.prompt_token_ids, _prior_len(loaded), _delta_len(choice))
-    check_vocab(model, req.prompt_token_ids, "prompt_token_ids")
+    check_vocab(model, req.prompt_token_ids, "prompt_token_ids", decoded_as_token_ids=True)
     _check_prior_ids(model, loaded)
     if choice is not None:
         check_choice_bounds(model, cfg, choice)

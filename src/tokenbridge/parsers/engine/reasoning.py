@@ -78,7 +78,7 @@ class MarkerLexer:
     costs more than parsing a short output.
     """
 
-    __slots__ = ("actions", "span_open", "span_close", "search", "prefixes", "max_len", "first")
+    __slots__ = ("actions", "span_open", "span_close", "match", "prefixes", "max_len", "firsts")
 
     def __init__(self, fmt: MarkerFormat, vocab: Any) -> None:
         markers = (
@@ -103,24 +103,46 @@ class MarkerLexer:
         self.actions = (content_actions, reasoning_actions)
         self.span_open = frozenset(fmt.tool_open) | frozenset(fmt.implicit_end)
         self.span_close = frozenset(fmt.tool_close)
-        # Longest first: ``re`` takes the first alternative that matches, so a search finds
-        # the leftmost marker and, there, the longest one (leftmost-longest lexing).
+        # Longest first: ``re`` takes the first alternative that matches, so a match at the
+        # leftmost candidate is the longest marker there (leftmost-longest lexing).
         literals = sorted(reasoning_actions, key=lambda m: (-len(m), m))
-        self.search = re.compile("|".join(map(re.escape, literals))).search if literals else None
+        self.match = re.compile("|".join(map(re.escape, literals))).match if literals else None
         #: Every proper prefix of a marker: what a chunk may end with while a marker is cut.
         self.prefixes = frozenset(m[:k] for m in literals for k in range(1, len(m)))
         self.max_len = max(map(len, literals), default=0)
-        #: Finds a character that begins a marker: most chunks have none, and need no slicing.
-        firsts = sorted({m[0] for m in literals})
-        self.first = re.compile("[" + "".join(map(re.escape, firsts)) + "]").search if firsts else None
+        #: The characters that begin a marker (a handful: ``<``, ``[``…). Most text has none,
+        #: and ``str.find`` skips it far faster than a regular expression's character class.
+        self.firsts = tuple(sorted({m[0] for m in literals}))
+
+    def first(self, buf: str, pos: int = 0) -> int:
+        """Where the first character that begins a marker is, from ``pos`` on (-1: none)."""
+        end = len(buf)
+        found = -1
+        for ch in self.firsts:
+            i = buf.find(ch, pos, end)
+            if i != -1:
+                found = end = i
+        return found
+
+    def search(self, buf: str, pos: int) -> re.Match | None:
+        """The leftmost-longest marker from ``pos`` on, as a match (None: none)."""
+        match = self.match
+        while True:
+            j = self.first(buf, pos)
+            if j == -1:
+                return None
+            m = match(buf, j)
+            if m is not None:
+                return m
+            pos = j + 1
 
     def partial_at(self, buf: str, pos: int) -> int:
         """The first ``j >= pos`` where ``buf[j:]`` is a proper prefix of a marker, else -1."""
-        first = self.first(buf, max(pos, len(buf) - self.max_len + 1)) if self.first is not None else None
-        if first is None:
+        first = self.first(buf, max(pos, len(buf) - self.max_len + 1))
+        if first == -1:
             return -1
         prefixes = self.prefixes
-        for j in range(first.start(), len(buf)):
+        for j in range(first, len(buf)):
             if buf[j:] in prefixes:
                 return j
         return -1
@@ -289,14 +311,14 @@ class MarkerEngineParser(_BufferedSplitParser):
         where the rest of the buffer could still grow into a (longer) marker."""
         buf, r, c = self.buf, [], []
         lexer = self._lexer
-        if lexer.first is None or lexer.first(buf) is None:  # no marker starts here: all text
+        if lexer.first(buf) == -1:  # no marker starts here: all text
             self.buf = ""
             self._emit(buf, r, c)
             if final:
                 self.held_ws = ""
             return "".join(r), "".join(c)
         actions, span_open, span_close = lexer.actions, lexer.span_open, lexer.span_close
-        search = lexer.search
+        search = lexer.search if lexer.match is not None else None
         pos, n = 0, len(buf)
         hold = n if final else lexer.partial_at(buf, 0)
         if hold == -1:
