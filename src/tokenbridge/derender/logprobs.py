@@ -6,7 +6,6 @@ preceding sampled ids as context, as vLLM does; streaming carries those ids in i
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from tokenbridge.protocol.engine import GenerateLogprobs
@@ -39,23 +38,51 @@ def _corrected(tok: Any, token_id: int, context: list[int]) -> str:
     return ""
 
 
-@lru_cache(maxsize=65536)
-def _piece(tok: Any, token_id: int) -> tuple[str, tuple[int, ...] | None] | None:
-    """A token's logprob string and bytes when they need no context (None when they do)."""
-    text = tok.piece_text(token_id)
-    if text is None:
-        return "", None
-    if text.endswith(_REPL):
-        return None
-    return text, tuple(text.encode("utf-8", errors="replace"))
+#: The table's value for a token whose logprob string needs the preceding ids (its text alone
+#: ends mid-character); compared by identity.
+_NEEDS_CONTEXT = (None, None)
 
 
-def _token(tok: Any, token_id: int, context: list[int]) -> tuple[str, tuple[int, ...] | None]:
-    piece = _piece(tok, token_id)
-    if piece is not None:
+class _Pieces:
+    """Token id -> its logprob string and UTF-8 bytes when they need no context, for one
+    tokenizer. A plain dict: a third of an ``lru_cache`` entry's memory, and cheaper to read
+    than a call. Bounded: emptied once it holds ``CAP`` ids (a 2k-token answer with top-5
+    logprobs touches ~10k); the bytes stay the tuples the answer shows (listing them at use
+    would cost a fifth of the request)."""
+
+    CAP = 16384
+    __slots__ = ("tok", "table")
+
+    def __init__(self, tok: Any) -> None:
+        self.tok = tok
+        self.table: dict[int, tuple[str, tuple[int, ...] | None]] = {}
+
+    def fill(self, token_id: int) -> tuple[str, tuple[int, ...] | None]:
+        table = self.table
+        if len(table) >= self.CAP:
+            table.clear()
+        text = self.tok.piece_text(token_id)
+        if text is None:
+            piece = "", None
+        elif text.endswith(_REPL):
+            piece = _NEEDS_CONTEXT
+        else:
+            piece = text, tuple(text.encode("utf-8", errors="replace"))
+        table[token_id] = piece
         return piece
-    text = _corrected(tok, token_id, context)
-    return text, tuple(text.encode("utf-8", errors="replace"))
+
+
+_TABLES: dict[int, _Pieces] = {}
+
+
+def _pieces(tok: Any) -> _Pieces:
+    """The table of ``tok`` (by identity: a recycled ``id`` never returns another one's)."""
+    pieces = _TABLES.get(id(tok))
+    if pieces is None or pieces.tok is not tok:
+        if len(_TABLES) >= 16:
+            _TABLES.clear()
+        pieces = _TABLES[id(tok)] = _Pieces(tok)
+    return pieces
 
 
 def chat_logprobs(
@@ -64,16 +91,25 @@ def chat_logprobs(
     """The chat ``logprobs`` object and the updated context window."""
     if lp.content is None:
         return {"content": None}, context
+    pieces = _pieces(tok)
+    get, fill = pieces.table.get, pieces.fill
     ctx = list(context)
     out = []
     for entry in lp.content:
         tops = entry.top_logprobs if top_limit is None else entry.top_logprobs[:top_limit]
-        s, b = _token(tok, entry.token_id, ctx)
-        top = []
-        for t in tops:
-            ts, tb = _token(tok, t.token_id, ctx)
-            top.append({"token": ts, "logprob": t.logprob, "bytes": tb})
-        out.append({"token": s, "logprob": entry.logprob, "bytes": b, "top_logprobs": top})
+        items = []
+        for t in (entry, *tops):
+            token_id = t.token_id
+            piece = get(token_id) or fill(token_id)
+            if piece is _NEEDS_CONTEXT:
+                text = _corrected(tok, token_id, ctx)
+                raw = tuple(text.encode("utf-8", errors="replace"))
+            else:
+                text, raw = piece
+            items.append({"token": text, "logprob": t.logprob, "bytes": raw})
+        item = items[0]
+        item["top_logprobs"] = items[1:]
+        out.append(item)
         ctx.append(entry.token_id)
     return {"content": out}, ctx[-CONTEXT_WINDOW:]
 

@@ -1,0 +1,28 @@
+"""Logprob strings and bytes: the per-token table stays small and never changes an answer."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import MODELS
+from tokenbridge.derender import logprobs
+from tokenbridge.model.tokenizer import HFTokenizer
+from tokenbridge.protocol.engine import GenerateLogprobs, TokenLogprob, TopLogprob
+
+
+def _qwen3() -> HFTokenizer:
+    folder = MODELS / "qwen3"
+    return HFTokenizer(folder, json.loads((folder / "tokenizer_config.json").read_text()))
+
+
+def test_pieces_table_is_bounded_and_answers_as_when_empty(monkeypatch):
+    tok = _qwen3()
+    ids = tok.encode("Les élèves 日本語 😀 naïve") + list(range(1000, 1200))
+    lp = GenerateLogprobs(content=[
+        TokenLogprob(token_id=t, logprob=-1.0, top_logprobs=[TopLogprob(token_id=t + 1, logprob=-2.0)]) for t in ids])
+    cold, _ = logprobs.chat_logprobs(tok, lp, None, [])
+    monkeypatch.setattr(logprobs._Pieces, "CAP", 32)
+    logprobs._pieces(tok).table.clear()
+    for _ in range(2):
+        assert logprobs.chat_logprobs(tok, lp, None, [])[0] == cold
+        assert len(logprobs._pieces(tok).table) <= 32
