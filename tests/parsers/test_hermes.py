@@ -145,3 +145,24 @@ def test_whole_mode_is_unchanged_by_the_flag():
     text = '<tool_call>{"name": "f", "arguments": {"a": 1.50}}</tool_call>'
     assert whole("hermes", text).named_calls() == [("f", canonical('{"a": 1.50}'))]
     assert json.loads(incremental("hermes", list(text)).calls[0][2]) == {"a": 1.5}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["<tool_call>", "</tool_call>", W, "x", "\n", "<", "/"]), max_size=8))
+def test_calls_are_cut_where_vllms_findall_cuts_them(pieces):
+    """The bodies are found by ``str.find`` where vLLM runs ``findall`` over
+    ``<tool_call>(.*?)</tool_call>|<tool_call>(.*)``: the same calls, or the same fallback."""
+    import re
+
+    from tokenbridge.parsers.engine.held import as_content
+    from tokenbridge.parsers.engine.json import call_from_object
+    from tokenbridge.parsers.families.hermes import extract_tagged
+
+    text = "".join(pieces)
+    pattern = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", re.S)
+    try:
+        calls = [call_from_object(json.loads(c or o), ("arguments",)) for c, o in pattern.findall(text)]
+        expected = (text[: text.find("<tool_call>")] or None, calls) if "<tool_call>" in text else as_content(text)
+    except Exception:
+        expected = as_content(text)
+    assert tuple(extract_tagged("<tool_call>", "</tool_call>")(text, CTX)) == tuple(expected)

@@ -12,9 +12,14 @@ import re
 from typing import Any
 
 
+#: What ``json.dumps(value, ensure_ascii=False)`` builds per call (an encoder holds no state
+#: between calls), made once.
+_ENCODE_KEEPING_UNICODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def dumps_args(value) -> str:
     """Arguments re-serialized the way vLLM's parsers do: ``json.dumps(..., ensure_ascii=False)``."""
-    return json.dumps(value, ensure_ascii=False)
+    return _ENCODE_KEEPING_UNICODE(value)
 
 
 _JSON_WS = " \t\r\n"

@@ -126,10 +126,14 @@ class MarkerLexer:
 
     def search(self, buf: str, pos: int) -> re.Match | None:
         """The leftmost-longest marker from ``pos`` on, as a match (None: none)."""
-        match = self.match
+        match, firsts, n = self.match, self.firsts, len(buf)
         while True:
-            j = self.first(buf, pos)
-            if j == -1:
+            j = end = n
+            for ch in firsts:
+                i = buf.find(ch, pos, end)
+                if i != -1:
+                    j = end = i
+            if j == n:
                 return None
             m = match(buf, j)
             if m is not None:
@@ -138,13 +142,12 @@ class MarkerLexer:
 
     def partial_at(self, buf: str, pos: int) -> int:
         """The first ``j >= pos`` where ``buf[j:]`` is a proper prefix of a marker, else -1."""
-        first = self.first(buf, max(pos, len(buf) - self.max_len + 1))
-        if first == -1:
-            return -1
         prefixes = self.prefixes
-        for j in range(first, len(buf)):
+        j = self.first(buf, max(pos, len(buf) - self.max_len + 1))
+        while j != -1:  # only a marker's first character can begin one
             if buf[j:] in prefixes:
                 return j
+            j = self.first(buf, j + 1)
         return -1
 
 

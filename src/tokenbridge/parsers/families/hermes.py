@@ -8,7 +8,6 @@ incremental parsers stream the calls as written (``engine/json_calls.py``).
 from __future__ import annotations
 
 import json
-import re
 from typing import Callable
 
 from tokenbridge.parsers.base import ParseContext
@@ -27,16 +26,25 @@ def extract_tagged(start: str, end: str) -> Callable[[str, ParseContext], Extrac
     makes the whole text content. Content is the text before the first start marker; text
     between and after calls is dropped.
     """
-    pattern = re.compile(f"{re.escape(start)}(.*?){re.escape(end)}|{re.escape(start)}(.*)", re.S)
+
+    def bodies(text: str) -> list[str]:
+        """vLLM's ``findall`` of ``start(.*?)end|start(.*)`` (DOTALL), by ``str.find``."""
+        out, pos = [], text.find(start)
+        while pos != -1:
+            pos += len(start)
+            close = text.find(end, pos)
+            if close == -1:
+                out.append(text[pos:])
+                break
+            out.append(text[pos:close])
+            pos = text.find(start, close + len(end))
+        return out
 
     def extract(text: str, ctx: ParseContext) -> Extraction:
         if start not in text:
             return as_content(text)
         try:
-            calls = [
-                call_from_object(json.loads(closed or open_), ("arguments",))
-                for closed, open_ in pattern.findall(text)
-            ]
+            calls = [call_from_object(json.loads(body), ("arguments",)) for body in bodies(text)]
         except Exception:
             return as_content(text)
         return Extraction(text[: text.find(start)] or None, calls)
