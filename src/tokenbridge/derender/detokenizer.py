@@ -12,6 +12,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any
 
+from tokenbridge.derender.per_tokenizer import PerTokenizer
+
 # vLLM seeds its window with the last 5 (+2) prompt tokens.
 _SEED_OFFSET = 5
 _REPLACEMENT = "\ufffd"
@@ -48,18 +50,7 @@ class _TokenBytes:
         return tuple(out)
 
 
-_TABLES: dict[int, _TokenBytes] = {}
-
-
-def _token_bytes(tok: Any) -> _TokenBytes:
-    """The table of ``tok`` (by identity: the entry holds the tokenizer, so a recycled ``id``
-    never returns another one's bytes)."""
-    table = _TABLES.get(id(tok))
-    if table is None or table.tok is not tok:
-        if len(_TABLES) >= 16:
-            _TABLES.clear()
-        table = _TABLES[id(tok)] = _TokenBytes(tok)
-    return table
+_token_bytes = PerTokenizer(_TokenBytes)
 
 
 class Detokenizer:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tokenbridge.derender.per_tokenizer import PerTokenizer
 from tokenbridge.protocol.engine import GenerateLogprobs
 
 CONTEXT_WINDOW = 4
@@ -72,17 +73,7 @@ class _Pieces:
         return piece
 
 
-_TABLES: dict[int, _Pieces] = {}
-
-
-def _pieces(tok: Any) -> _Pieces:
-    """The table of ``tok`` (by identity: a recycled ``id`` never returns another one's)."""
-    pieces = _TABLES.get(id(tok))
-    if pieces is None or pieces.tok is not tok:
-        if len(_TABLES) >= 16:
-            _TABLES.clear()
-        pieces = _TABLES[id(tok)] = _Pieces(tok)
-    return pieces
+_pieces = PerTokenizer(_Pieces)
 
 
 def chat_logprobs(
