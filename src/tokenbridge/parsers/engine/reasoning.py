@@ -126,19 +126,14 @@ class MarkerLexer:
 
     def search(self, buf: str, pos: int) -> re.Match | None:
         """The leftmost-longest marker from ``pos`` on, as a match (None: none)."""
-        match, firsts, n = self.match, self.firsts, len(buf)
-        while True:
-            j = end = n
-            for ch in firsts:
-                i = buf.find(ch, pos, end)
-                if i != -1:
-                    j = end = i
-            if j == n:
-                return None
+        match, first = self.match, self.first
+        j = first(buf, pos)
+        while j != -1:
             m = match(buf, j)
             if m is not None:
                 return m
-            pos = j + 1
+            j = first(buf, j + 1)
+        return None
 
     def partial_at(self, buf: str, pos: int) -> int:
         """The first ``j >= pos`` where ``buf[j:]`` is a proper prefix of a marker, else -1."""
