@@ -26,13 +26,9 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
     """Cap glibc's malloc arenas before any thread starts: each thread that decodes a large
     body would otherwise keep an arena of its own, and RSS grows with no gain in speed."""
     import ctypes
-    import ctypes.util
 
-    name = ctypes.util.find_library("c")
-    if not name:
-        return
-    try:
-        ctypes.CDLL(name).mallopt(-8, arenas)  # M_ARENA_MAX
+    try:  # libc's, among the process's own symbols (find_library would import subprocess, tempfile)
+        ctypes.CDLL(None).mallopt(-8, arenas)  # M_ARENA_MAX
     except (OSError, AttributeError):
         pass
 

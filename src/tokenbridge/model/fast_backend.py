@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
-from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from tokenbridge.model.tokenizer import keep_last
@@ -67,7 +67,7 @@ def load(tok: Any) -> str:
     tok.use_backend(fast, "fastokens")
     del fast
     release_freed_memory()
-    return f"fastokens {version('fastokens')}"
+    return f"fastokens {_version(fastokens)}"
 
 
 def _first_mismatch(tok: Any, fast: Any) -> str | None:
@@ -102,6 +102,17 @@ def _first_mismatch(tok: Any, fast: Any) -> str | None:
     return None
 
 
+def _version(module: Any) -> str:
+    """The installed version, from the name of its ``.dist-info`` folder: ``importlib.metadata``
+    would import email, csv and zipfile (~2 MB resident) for this one string."""
+    name = module.__name__
+    for info in Path(module.__file__).parent.parent.glob(f"{name}-*.dist-info"):
+        return info.name[len(name) + 1 : -len(".dist-info")]
+    from importlib.metadata import version
+
+    return version(name)
+
+
 def release_freed_memory() -> None:
     """Return freed heap pages to the OS (glibc keeps the tokenizer.json parse garbage, ~30 MB)."""
     gc.collect()
@@ -109,3 +120,4 @@ def release_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+

@@ -10,15 +10,15 @@ requests of ``TRIM_AFTER_BYTES`` or more, once their answer is written.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 TRIM_AFTER_BYTES = 1 << 20
 
 
 def _load_trim():
-    name = ctypes.util.find_library("c")
+    # The process's own symbols, libc's among them: ``ctypes.util.find_library`` would import
+    # subprocess and tempfile (~1 MB resident) and may run ``ldconfig`` to find the same library.
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # not glibc
         return None
 

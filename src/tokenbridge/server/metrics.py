@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import tempfile
 import weakref
 from bisect import bisect_left
 
@@ -32,6 +30,8 @@ def share_across_workers() -> str:
     """Before forking workers: a fresh folder every process writes its values to."""
     path = os.environ.get(_MULTIPROC)
     if not path:
+        import tempfile  # here: one worker never needs it (nor its imports, ~1 MB)
+
         path = tempfile.mkdtemp(prefix="tokenbridge-metrics-")
         os.environ[_MULTIPROC] = path
     return path
@@ -46,6 +46,8 @@ def worker_gone(pid: int) -> None:
 
 
 def remove_shared(path: str) -> None:
+    import shutil
+
     shutil.rmtree(path, ignore_errors=True)
 
 
