@@ -25,7 +25,7 @@ def test_token_bytes_and_piece_texts_are_bounded_whatever_ids_arrive():
         assert tok.token_bytes(i) == b""
         assert tok.piece_text(i) is None
     assert tok.token_bytes.cache_info().currsize <= tok.token_bytes.cache_info().maxsize < 100_000
-    assert tok.piece_text.cache_info().currsize <= tok.piece_text.cache_info().maxsize < 100_000
+    assert not hasattr(tok.piece_text, "cache_info")  # kept only by derender's bounded table
 
 
 def test_compiled_templates_are_bounded_in_bytes():

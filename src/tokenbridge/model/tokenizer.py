@@ -116,8 +116,9 @@ class HFTokenizer:
         self.bos_token_id = self.token_to_id(self.special_tokens.get("bos_token", ""))
         self._char_byte = _bytes_to_unicode() if self.byte_level else None
         # Bounded: a 2k-token answer with top-5 logprobs touches ~10k ids; all of them cost ~20 MB.
+        # Piece texts are not cached here: derender's logprob table (``derender/logprobs.py``)
+        # keeps each one with its bytes, and a second cache of the same ~10k strings cost ~1 MB.
         self.token_bytes = lru_cache(maxsize=16384)(self._token_bytes)
-        self.piece_text = lru_cache(maxsize=16384)(self._piece_text)
         self._space_marker = _leading_space_marker(spec)
         self.backend = "tokenizers"
         self._encode_batch_fast = self._tok.encode_batch_fast
@@ -179,7 +180,7 @@ class HFTokenizer:
         ids = [i for i in ids if 0 <= i < self.vocab_size]
         return self._tok.decode(ids, skip_special_tokens=skip_special_tokens)
 
-    def _piece_text(self, token_id: int) -> str | None:
+    def piece_text(self, token_id: int) -> str | None:
         """One token decoded alone, as logprobs show it (None when not in the vocab).
 
         SentencePiece's decoder strips a leading space; vLLM restores it from the raw piece.
