@@ -129,3 +129,30 @@ def test_fast_backend_equals_tokenizers_on_generated_text(folder, data):
     ours, ref = _pair(folder)
     added = sorted(ours.added_vocab)
     _assert_same(ours, ref, data.draw(_text(added[:64] + added[-64:])))
+
+
+def test_the_backend_line_names_the_installed_fastokens_version():
+    from importlib.metadata import version
+
+    path = MODELS / "qwen3"
+    tok = HFTokenizer(path, json.loads((path / "tokenizer_config.json").read_text()))
+    assert fast_backend.load(tok) == f"fastokens {version('fastokens')}"
+
+
+def _rss_file_kb() -> int:
+    for line in open("/proc/self/status"):
+        if line.startswith("RssFile:"):
+            return int(line.split()[1])
+    raise AssertionError("no RssFile in /proc/self/status")
+
+
+def test_released_tokenizers_code_pages_come_back_when_its_code_runs():
+    ref = Tokenizer.from_file(str(MODELS / "qwen3" / "tokenizer.json"))
+    text = "Hello, world! 日本語 🙂 " * 50
+    ids = ref.encode(text).ids
+    before = _rss_file_kb()
+    released = fast_backend.release_code_pages("tokenizers")
+    assert released > 1024  # KB: the extension's code was resident and is not any more
+    assert _rss_file_kb() < before - 1024
+    assert ref.encode(text).ids == ids  # read back from the file as it runs
+    assert fast_backend.release_code_pages("no_such_package") == 0

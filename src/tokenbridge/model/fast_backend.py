@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +122,47 @@ def release_freed_memory() -> None:
     except (OSError, AttributeError):
         pass
 
+
+_MADV_DONTNEED = 4
+
+
+def release_code_pages(package: str) -> int:
+    """Drop this process's resident pages of ``package``'s native extension code, which is not
+    run again once fastokens serves (``tokenizers``: ~5.5 MB of its ~6 MB); returns the KB
+    released. Only mappings nothing was ever written to (no dirty or anonymous page) are
+    released: their pages are the file's own, read back from the page cache if the code runs."""
+    paths = {
+        m.__file__
+        for name, m in list(sys.modules.items())
+        if name.split(".")[0] == package and str(getattr(m, "__file__", "")).endswith(".so")
+    }
+    if not paths:
+        return 0
+    try:
+        madvise = ctypes.CDLL(None).madvise
+        text = Path("/proc/self/smaps").read_text()
+    except (OSError, AttributeError):
+        return 0
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    released = 0
+    for start, end, rss in _clean_mappings(text, paths):
+        if madvise(start, end - start, _MADV_DONTNEED) == 0:
+            released += rss
+    return released
+
+
+def _clean_mappings(smaps: str, paths: set[str]):
+    """(start, end, resident KB) of the read-only, never-written mappings of ``paths``."""
+    span = None
+    fields: dict[str, int] = {}
+    for line in smaps.splitlines() + [""]:
+        head = line.split(maxsplit=5)
+        if not head or "-" in head[0]:  # the next mapping starts (or the text ends)
+            if span is not None and not fields.get("Private_Dirty:") and not fields.get("Anonymous:"):
+                yield span[0], span[1], fields.get("Rss:", 0)
+            span, fields = None, {}
+            if len(head) == 6 and "w" not in head[1] and head[5] in paths:
+                lo, hi = head[0].split("-")
+                span = (int(lo, 16), int(hi, 16))
+        elif len(head) >= 2 and head[0].endswith(":") and head[1].isdigit():
+            fields[head[0]] = int(head[1])

@@ -202,6 +202,8 @@ def switch_backend(app: App, background: bool, serving: threading.Event | None =
         checks.start()
         checks.join()
         fast_backend.release_freed_memory()
+        if chosen and chosen[0].startswith("fastokens"):
+            fast_backend.release_code_pages("tokenizers")
         if background:
             log.info("tokenizer backend: %s", chosen[0] if chosen else "tokenizers")
 
