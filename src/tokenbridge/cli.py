@@ -14,11 +14,11 @@ def check_parser_names(args) -> None:
     """An unknown parser name: argparse's invalid-choice wording, listing the valid names."""
     from tokenbridge.parsers import registry
 
-    for flag, value, names in (
-        ("--tool-call-parser", args.tool_call_parser, registry.tool_names),
-        ("--reasoning-parser", args.reasoning_parser, registry.reasoning_names),
+    for flag, value, find, names in (  # a lookup imports its parser's module only; the list, all
+        ("--tool-call-parser", args.tool_call_parser, registry.get_tool_parser, registry.tool_names),
+        ("--reasoning-parser", args.reasoning_parser, registry.get_reasoning_parser, registry.reasoning_names),
     ):
-        if value and value not in names():
+        if value and find(value) is None:
             raise flags.FlagError(f"argument {flag}: invalid choice: {value!r} (choose from {', '.join(names())})")
 
 

@@ -115,3 +115,25 @@ def test_the_family_map_lists_every_family_module_and_its_names():
         for e in registry.describe()[kind]:
             module = e["module"].removeprefix("tokenbridge.parsers.families.")
             assert re.search(rf"(?<![\w-]){re.escape(e['name'])}(?![\w-])", rows[module]), (kind, e["name"], module)
+
+
+def test_the_name_index_is_what_the_family_modules_register():
+    registry.load_all()
+    for table, alias_table, homes in ((registry.TOOL, registry._ALIAS_TOOL, registry._TOOL_HOMES),
+                                      (registry.REASONING, registry._ALIAS_REASONING, registry._REASONING_HOMES)):
+        registered = {name: e.cls.__module__.rsplit(".", 1)[-1] for name, e in table.items()}
+        registered |= {alias: registered[name] for alias, name in alias_table.items()}
+        indexed = {name: module for module, names in homes.items() for name in names.split()}
+        assert indexed == registered
+
+
+def test_looking_up_the_served_parsers_imports_only_their_families():
+    code = (
+        "import sys\n"
+        "from tokenbridge.parsers import registry\n"
+        "assert registry.get_tool_parser('qwen2.5') is registry.get_tool_parser('hermes')\n"
+        "assert registry.canonical_reasoning_name('qwen3') == 'qwen3'\n"
+        "print(sorted(m.rsplit('.', 1)[-1] for m in sys.modules if m.startswith('tokenbridge.parsers.families.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["['hermes',", "'qwen']"]

@@ -2,7 +2,8 @@
 
 Family modules register themselves with ``@tool_parser(...)`` / ``@reasoning_parser(...)``, which
 also carry the render-side declarations (``parsers.declare``) that render reads from here;
-``load_all()`` imports the modules of ``FAMILY_MODULES``.
+``load_all()`` imports the modules of ``FAMILY_MODULES``; a lookup by name imports only the
+module that registers it (``_TOOL_HOMES``, ``_REASONING_HOMES``).
 """
 
 from __future__ import annotations
@@ -101,6 +102,48 @@ EXTRA_REASONING_ALIASES = {
 }
 
 
+# The family module that registers each name and alias (its own or one of the extra ones above),
+# so looking a parser up imports that module alone: a server runs one tool and one reasoning
+# parser, and all the families' modules cost ~5 MB. tests/parsers/test_registry.py pins these
+# to what the modules register.
+_TOOL_HOMES = {
+    "apertus": "apertus apertus2509", "cohere": "cohere_command3 cohere_command4 cohere",
+    "deepseek": "deepseek_v3 deepseek_v31 deepseekv3 deepseek deepseekv31 deepseek31 deepseek_v3_1 deepseekv3.1",
+    "deepseek_dsml": "deepseek_v32 deepseek_v4 deepseek_v41 deepseekv32 deepseek32 deepseek_v3_2 deepseekv4 deepseek-v4 deepseek_v4.1",
+    "dots": "dots dots3", "ernie45": "ernie45", "functiongemma": "functiongemma function_gemma",
+    "gemma4": "gemma4 gemma-4", "gigachat3": "gigachat3",
+    "glm": "glm45 ling3 glm47 glm45_moe glm47_moe glm glm4 ling", "granite": "granite granite4 granite-20b-fc",
+    "harmony": "openai gpt-oss harmony", "hermes": "hermes longcat qwen3_json qwen qwen25 qwen3 qwen2.5",
+    "hunyuan": "hy_v3 hy_v4 hunyuan_a13b hunyuan hy4", "inkling": "inkling", "internlm": "internlm interns1",
+    "jamba": "jamba", "k2_horizon": "k2_horizon", "kimi": "kimi_k2 kimik2", "kimi_k3": "kimi_k3",
+    "lfm2": "lfm2 lfm2.5", "llama": "llama3_json llama4_json llama llama3", "mimo": "mimo",
+    "minicpm5": "minicpm5", "minimax": "minimax_m2 minimax_m3 minimax-m2 minimax minimax-m3",
+    "mistral": "mistral mistral_v13", "muse": "muse muse_glimmer musespark1x",
+    "phi4_mini": "phi4_mini_json phi4", "plamo": "plamo3", "poolside": "poolside_v1",
+    "pythonic": "pythonic llama4_pythonic olmo3",
+    "qwen": "qwen3_coder qwen3_xml qwen_xml qwen_coder nemotron nemotron_nano", "response_template": "hf beam",
+    "seed_oss": "seed_oss", "step": "step3 step3p5 step5", "xlam": "xlam",
+}
+_REASONING_HOMES = {
+    "cohere": "cohere_command3 cohere_command4 cohere_cmd",
+    "deepseek": "deepseek_r1 deepseek_v3 holo2 step5 deepseek-r1 deepseek_v31 deepseek-v3 deepseek_v3_1",
+    "deepseek_dsml": "deepseek_v4 deepseek_v41 deepseek-v4 deepseek_v4.1", "ernie45": "ernie45",
+    "gemma4": "gemma4", "glm": "glm45 ling3 glm47 glm glm_moe_dsa glm4 ling", "granite": "granite",
+    "harmony": "openai_gptoss gpt-oss gpt_oss", "hunyuan": "hy_v3 hy_v4 hunyuan_a13b hy4", "inkling": "inkling",
+    "k2_horizon": "k2_horizon", "kimi": "kimi_k2 kimi_k25 kimi_thinking", "kimi_k3": "kimi_k3", "mimo": "mimo",
+    "minicpmv": "minicpmv",
+    "minimax": "minimax_m2_append_think minimax_m2 minimax_m3 minimax-append-think minimax minimax-m3",
+    "mistral": "mistral mistral_v13", "muse_reasoning": "musespark1x muse_glimmer muse", "olmo3": "olmo3",
+    "plamo": "plamo3", "poolside": "poolside_v1",
+    "qwen": "qwen3 nemotron_v3 granite_thinking_parser qwen3_5 qwen3-thinking qwen3_thinking nano_v3 nemotron_3 nemotron3 granite_thinking",
+    "response_template": "hf beam", "seed_oss": "seed_oss", "step": "step3p5 step3",
+}
+_HOME = {
+    id(table): {name: module for module, names in homes.items() for name in names.split()}
+    for table, homes in ((TOOL, _TOOL_HOMES), (REASONING, _REASONING_HOMES))
+}
+
+
 def _register(table, alias_table, name, aliases, family, **declared):
     def deco(cls):
         entry = Entry(name, cls, family or name, list(aliases), **declared)
@@ -146,9 +189,25 @@ def load_all() -> None:
 
 
 def _lookup(table, alias_table, name):
-    load_all()
-    key = alias_table.get(name, name)
-    return table.get(key)
+    entry = table.get(alias_table.get(name, name))
+    if entry is None and not _loaded and name:
+        entry = _import_home(table, alias_table, name)
+    return entry
+
+
+def _import_home(table, alias_table, name):
+    """A name not registered yet: import the family module that registers it (every module
+    when it is none of ours), recording an extra alias as ``load_all()`` does."""
+    module = _HOME[id(table)].get(name)
+    if module is None:
+        load_all()
+    else:
+        importlib.import_module(f"tokenbridge.parsers.families.{module}")
+        target = (EXTRA_TOOL_ALIASES if table is TOOL else EXTRA_REASONING_ALIASES).get(name)
+        if target in table and name not in table and name not in alias_table:
+            alias_table[name] = target
+            table[target].aliases.append(name)
+    return table.get(alias_table.get(name, name))
 
 
 def get_tool_parser(name: str) -> type[ToolParser] | None:
