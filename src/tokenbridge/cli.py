@@ -42,10 +42,11 @@ def parse_serve_args(argv: list[str]) -> argparse.Namespace:
 
 
 def run_serve(args) -> int:
-    from tokenbridge.server import logs
+    from tokenbridge.server import logs, memory
     from tokenbridge.model.context import ModelLoader
 
     limit_malloc_arenas()
+    memory.map_large_buffers()  # until the tokenizers are loaded (server/run.py)
     try:
         flags.check(args)
         access = logs.setup(args)

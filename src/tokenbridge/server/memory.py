@@ -1,10 +1,17 @@
-"""Give the heap back to the system after a large request.
+"""Give the heap back to the system after a large request, and keep start-up's buffers off it.
 
 Parsing a multi-megabyte body and tokenizing it allocates hundreds of megabytes (Python
 objects, the tokenizer's encodings) that are freed when the answer is sent, but glibc keeps
 freed memory in its arenas: RSS would stay at the peak of the largest request ever served.
 ``malloc_trim`` returns the free pages; it costs about a millisecond, so it runs only after
 requests of ``TRIM_AFTER_BYTES`` or more, once their answer is written.
+
+Loading the tokenizers allocates large short-lived buffers (the ``tokenizer.json`` text, parse
+tables) among the vocabulary's long-lived allocations. glibc serves a large allocation from its
+own mapping, but raises that threshold each time one is freed, so the later buffers of the
+load land on the heap, where the live allocations around them keep their pages resident
+(~9 MB for qwen3). ``map_large_buffers`` fixes the threshold for start-up; ``serving_thresholds``
+then sets the ceilings the dynamic thresholds reach, so requests allocate as they did.
 """
 
 from __future__ import annotations
@@ -12,6 +19,11 @@ from __future__ import annotations
 import ctypes
 
 TRIM_AFTER_BYTES = 1 << 20
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+STARTUP_MMAP_THRESHOLD = 128 * 1024  # glibc's initial value
+SERVING_MMAP_THRESHOLD = 32 * 1024 * 1024  # the dynamic threshold's ceiling on 64-bit glibc
+SERVING_TRIM_THRESHOLD = 2 * SERVING_MMAP_THRESHOLD  # and the trim threshold it sets with it
 
 
 def _load_trim():
@@ -24,6 +36,26 @@ def _load_trim():
 
 
 _malloc_trim = _load_trim()
+
+
+def _mallopt(param: int, value: int) -> None:
+    try:
+        ctypes.CDLL(None).mallopt(param, value)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def map_large_buffers() -> None:
+    """Until ``serving_thresholds``: every allocation of 128 KB or more gets a mapping of its
+    own, returned to the system when freed."""
+    _mallopt(_M_MMAP_THRESHOLD, STARTUP_MMAP_THRESHOLD)
+
+
+def serving_thresholds() -> None:
+    """Once the tokenizers are loaded: the heap serves what it would with glibc's dynamic
+    thresholds grown, so a request's buffers are reused rather than mapped and faulted in."""
+    _mallopt(_M_MMAP_THRESHOLD, SERVING_MMAP_THRESHOLD)
+    _mallopt(_M_TRIM_THRESHOLD, SERVING_TRIM_THRESHOLD)
 
 
 def release() -> None:

@@ -15,7 +15,7 @@ from tokenbridge import __version__
 from tokenbridge.config import ServeConfig, default_max_body_bytes
 from tokenbridge.server.logs import log
 from tokenbridge.model.context import ModelError, ModelLoader
-from tokenbridge.server import metrics
+from tokenbridge.server import memory, metrics
 from tokenbridge.server.app import App
 
 DEFAULT_GRACE_S = 10.0
@@ -204,6 +204,7 @@ def switch_backend(app: App, background: bool, serving: threading.Event | None =
         fast_backend.release_freed_memory()
         if chosen and chosen[0].startswith("fastokens"):
             fast_backend.release_code_pages("tokenizers")
+        memory.serving_thresholds()
         if background:
             log.info("tokenizer backend: %s", chosen[0] if chosen else "tokenizers")
 
