@@ -22,6 +22,7 @@ from jinja2 import nodes
 from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from tokenbridge.model import fast_template
 from tokenbridge.model.lru import BoundedLRU
 
 
@@ -152,6 +153,11 @@ def _strftime_now(fmt: str) -> str:
     return datetime.now().strftime(fmt)
 
 
+# HF's filters and globals, shared by both engines.
+_FILTERS = {"tojson": _tojson}
+_FUNCTIONS = {"raise_exception": _raise_exception, "strftime_now": _strftime_now}
+
+
 _MAX_VERDICTS = 4096
 # A plain dict has no instance attributes: ``getattr(d, name)`` succeeds exactly for these names.
 _DICT_ATTRIBUTES = frozenset(dir(dict))
@@ -218,9 +224,8 @@ def environment() -> ImmutableSandboxedEnvironment:
         lstrip_blocks=True,
         extensions=[_GenerationTag, "jinja2.ext.loopcontrols"],
     )
-    env.filters["tojson"] = _tojson
-    env.globals["raise_exception"] = _raise_exception
-    env.globals["strftime_now"] = _strftime_now
+    env.filters.update(_FILTERS)
+    env.globals.update(_FUNCTIONS)
     return env
 
 
@@ -240,6 +245,18 @@ def compile_template(source: str) -> jinja2.Template:
 
 
 def render(source: str, **context: Any) -> str:
+    """The template's output for ``context``: minijinja's where it is verified to be Jinja2's
+    (``model/fast_template.py``), else Jinja2's; a minijinja failure is Jinja2's to answer."""
+    fast = fast_template.renderer(source, _FILTERS, _FUNCTIONS)
+    if fast is not None:
+        try:
+            return fast(context)
+        except Exception:
+            pass
+    return render_jinja2(source, context)
+
+
+def render_jinja2(source: str, context: dict[str, Any]) -> str:
     try:
         return compile_template(source).render(**context)
     except TemplateError:
