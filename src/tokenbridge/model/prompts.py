@@ -87,7 +87,8 @@ def _glance(inputs: Any) -> int:
 
 
 def _ends(message: Any) -> Any:
+    """A message's content, or its length and ends when long (hashing is then bounded)."""
     content = message.get("content") if type(message) is dict else None
     if type(content) is str:
-        return len(content), content[:64], content[-192:]
+        return content if len(content) <= 256 else (len(content), content[:64], content[-192:])
     return len(content) if type(content) is list else None

@@ -290,37 +290,39 @@ def resolve_max_tokens(
 
 def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_special: bool | None) -> dict:
     """vLLM's ``to_sampling_params``: request value, else server default, else neutral."""
-    gen = model.generation_defaults
+    defaults = sampling.resolved_defaults(model.generation_defaults)
     if skip_special is None:
-        skip_special = gen.get("skip_special_tokens", True)
-    values: dict[str, Any] = {"n": req.n}
-    for k, neutral in sampling.NEUTRAL.items():
-        v = getattr(req, k)
-        if v is None:
-            v = gen.get(k, neutral)
-        values[k] = float(v) if isinstance(neutral, float) else int(v)
-    values.update(
-        seed=req.seed,
-        stop=[req.stop] if isinstance(req.stop, str) else list(req.stop or []),
-        stop_token_ids=list(req.stop_token_ids or []),
-        ignore_eos=req.ignore_eos,
-        max_tokens=max_tokens,
-        min_tokens=req.min_tokens,
-        logprob_token_ids=req.logprob_token_ids or None,
-        skip_special_tokens=skip_special,
-        spaces_between_special_tokens=req.spaces_between_special_tokens,
-        include_stop_str_in_output=req.include_stop_str_in_output,
-        output_kind=1 if req.stream else 2,
-        skip_clone=True,
-        structured_outputs=sampling.structured_outputs(req.response_format, req.structured_outputs),
-        logit_bias=sampling.logit_bias(req.logit_bias),
-        allowed_token_ids=req.allowed_token_ids,
-        extra_args=req.vllm_xargs,
-        bad_words=list(req.bad_words or []),
-        thinking_token_budget=req.thinking_token_budget,
-        repetition_detection=req.repetition_detection,
-    )
-    return values
+        skip_special = defaults["skip_special_tokens"]
+    stop = req.stop
+    return {
+        "n": req.n,
+        "repetition_penalty": defaults["repetition_penalty"] if req.repetition_penalty is None else float(req.repetition_penalty),
+        "presence_penalty": defaults["presence_penalty"] if req.presence_penalty is None else float(req.presence_penalty),
+        "frequency_penalty": defaults["frequency_penalty"] if req.frequency_penalty is None else float(req.frequency_penalty),
+        "temperature": defaults["temperature"] if req.temperature is None else float(req.temperature),
+        "top_p": defaults["top_p"] if req.top_p is None else float(req.top_p),
+        "top_k": defaults["top_k"] if req.top_k is None else int(req.top_k),
+        "min_p": defaults["min_p"] if req.min_p is None else float(req.min_p),
+        "seed": req.seed,
+        "stop": [stop] if isinstance(stop, str) else list(stop or ()),
+        "stop_token_ids": list(req.stop_token_ids or ()),
+        "ignore_eos": req.ignore_eos,
+        "max_tokens": max_tokens,
+        "min_tokens": req.min_tokens,
+        "logprob_token_ids": req.logprob_token_ids or None,
+        "skip_special_tokens": skip_special,
+        "spaces_between_special_tokens": req.spaces_between_special_tokens,
+        "include_stop_str_in_output": req.include_stop_str_in_output,
+        "output_kind": 1 if req.stream else 2,
+        "skip_clone": True,
+        "structured_outputs": sampling.structured_outputs(req.response_format, req.structured_outputs),
+        "logit_bias": sampling.logit_bias(req.logit_bias),
+        "allowed_token_ids": req.allowed_token_ids,
+        "extra_args": req.vllm_xargs,
+        "bad_words": list(req.bad_words or ()),
+        "thinking_token_budget": req.thinking_token_budget,
+        "repetition_detection": req.repetition_detection,
+    }
 
 
 def stream_options(req: Any) -> dict | None:

@@ -69,6 +69,26 @@ NEUTRAL = {
 }
 
 
+_resolved: dict[int, tuple[dict, dict]] = {}
+
+
+def resolved_defaults(generation_defaults: dict) -> dict[str, Any]:
+    """The value of each ``NEUTRAL`` field a request leaves unset (the server default, else
+    neutral, as the field's type) and ``skip_special_tokens``', made once per defaults dict."""
+    hit = _resolved.get(id(generation_defaults))
+    if hit is not None and hit[0] is generation_defaults:
+        return hit[1]
+    out: dict[str, Any] = {}
+    for k, neutral in NEUTRAL.items():
+        v = generation_defaults.get(k, neutral)
+        out[k] = float(v) if isinstance(neutral, float) else int(v)
+    out["skip_special_tokens"] = generation_defaults.get("skip_special_tokens", True)
+    if len(_resolved) >= 64:
+        _resolved.clear()
+    _resolved[id(generation_defaults)] = (generation_defaults, out)
+    return out
+
+
 _SAMPLING_EPS = 1e-5
 _GREEDY_RESET = ("top_p", "top_k", "min_p")
 
