@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import MODELS
+from conftest import MODELS
 from tokenbridge.model import fast_template
 from tokenbridge.model import template as tpl
 from tokenbridge.render import conversation as conv
