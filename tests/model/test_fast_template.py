@@ -53,6 +53,11 @@ def test_every_verified_template_is_in_shared():
     assert set(fast_template.VERIFIED) <= set(SOURCES)
 
 
+@pytest.mark.parametrize("digest", VERIFIED)
+def test_the_recorded_content_format_is_the_one_jinja2s_ast_gives(digest):
+    assert fast_template.VERIFIED[digest].content_format == conv.parsed_content_format(SOURCES[digest])
+
+
 def test_an_unverified_template_is_left_to_jinja2():
     assert fast("{{ messages[0].content }}!") is None
     text = tpl.render("{{ messages[0].content }}!", messages=[{"content": None}])

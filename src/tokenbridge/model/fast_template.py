@@ -20,15 +20,32 @@ answered by Jinja2 (its output or its error), so an error reads exactly as vLLM'
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
-#: SHA-256 of each verified template source -> where it comes from.
-VERIFIED: dict[str, str] = {
-    "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5": "Qwen3 (Qwen/Qwen3-*, templates/qwen3.jinja)",
+
+class Verified(NamedTuple):
+    origin: str  # where the template comes from
+    content_format: str  # vLLM's detected content format, so Jinja2 need not parse it
+
+
+#: SHA-256 of each verified template source -> what is known of it (the test pins both).
+VERIFIED: dict[str, Verified] = {
+    "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5":
+        Verified("Qwen3 (Qwen/Qwen3-*, templates/qwen3.jinja)", "string"),
 }
 
 _verdicts: dict[str, Callable[[dict], str] | None] = {}  # source -> renderer, None when not verified
 _MAX_VERDICTS = 64
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def content_format(source: str) -> str | None:
+    """The recorded content format of a verified template, else None."""
+    known = VERIFIED.get(_digest(source))
+    return None if known is None else known.content_format
 
 
 def renderer(source: str, filters: dict[str, Callable], functions: dict[str, Callable]) -> Callable[[dict], str] | None:
@@ -37,7 +54,7 @@ def renderer(source: str, filters: dict[str, Callable], functions: dict[str, Cal
     if found is not False:
         return found
     found = None
-    if hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest() in VERIFIED:
+    if _digest(source) in VERIFIED:
         found = _compile(source, filters, functions)
     if len(_verdicts) >= _MAX_VERDICTS:
         _verdicts.clear()

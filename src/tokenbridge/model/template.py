@@ -1,8 +1,9 @@
 """Chat templates rendered the way transformers' ``apply_chat_template`` renders them.
 
-A sandboxed Jinja2 environment with HF's filters and globals (``tojson`` with its key order
-and spacing, ``raise_exception``, ``strftime_now``, the ``generation`` block tag, loop
-controls), compiled once per template string.
+HF's filters and globals (``tojson`` with its key order and spacing, ``raise_exception``,
+``strftime_now``) for both engines: minijinja for the templates verified to render alike
+(``model/fast_template.py``), else Jinja2's sandbox (``model/jinja_sandbox.py``), compiled
+once per template string.
 """
 
 from __future__ import annotations
@@ -13,14 +14,9 @@ import threading
 from collections import OrderedDict
 from datetime import datetime
 from functools import lru_cache
-from types import MethodType
 from typing import Any
 
-import jinja2
 import msgspec
-from jinja2 import nodes
-from jinja2.ext import Extension
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from tokenbridge.model import fast_template
 from tokenbridge.model.lru import BoundedLRU
@@ -28,20 +24,6 @@ from tokenbridge.model.lru import BoundedLRU
 
 class TemplateError(ValueError):
     """The template raised (``raise_exception``) or failed to render."""
-
-
-class _GenerationTag(Extension):
-    """``{% generation %}…{% endgeneration %}`` marks assistant spans; rendering ignores it."""
-
-    tags = {"generation"}
-
-    def parse(self, parser):
-        lineno = next(parser.stream).lineno
-        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-        return nodes.CallBlock(self.call_method("_render", []), [], [], body).set_lineno(lineno)
-
-    def _render(self, caller):
-        return caller()
 
 
 def _raise_exception(message: str):
@@ -158,82 +140,24 @@ _FILTERS = {"tojson": _tojson}
 _FUNCTIONS = {"raise_exception": _raise_exception, "strftime_now": _strftime_now}
 
 
-_MAX_VERDICTS = 4096
-# A plain dict has no instance attributes: ``getattr(d, name)`` succeeds exactly for these names.
-_DICT_ATTRIBUTES = frozenset(dir(dict))
-# The bound methods the sandbox wraps (str.format runs its own sandboxed formatter).
-_FORMAT_METHODS = frozenset(("format", "format_map"))
-_BUILTIN_METHOD = type("".startswith)
-_METHOD_TYPES = (_BUILTIN_METHOD, MethodType)
-
-
-class _ChatTemplateSandbox(ImmutableSandboxedEnvironment):
-    """The immutable sandbox without its per-access cost, answering exactly as it does.
-
-    Jinja's verdict (private name, internal attribute of a function/frame/type, or a method
-    that mutates a known mutable) depends only on the object's type and the attribute name,
-    and a chat template asks it for ``message.content``, ``loop.last``, ``ns.x``,
-    ``content.startswith`` thousands of times per render: a pair found safe once is then read
-    directly (a ``str.format`` value still goes through the sandbox's wrapper). Dict keys are
-    looked up directly, and builtin methods (which cannot be marked unsafe) are called
-    without the callable check.
-    """
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._verdicts: dict[tuple[type, str], bool] = {}
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        # ``message.content`` on a dict: Jinja tries the attribute first and pays for an
-        # AttributeError on every lookup; for a plain dict the outcome is known in advance.
-        kind = type(obj)
-        if kind is dict and attribute not in _DICT_ATTRIBUTES:
-            try:
-                return obj[attribute]
-            except KeyError:
-                return self.undefined(obj=obj, name=attribute)
-        if self._verdicts.get((kind, attribute)):
-            try:
-                value = getattr(obj, attribute)
-            except AttributeError:
-                pass
-            else:
-                if type(value) not in _METHOD_TYPES or value.__name__ not in _FORMAT_METHODS:
-                    return value
-        return super().getattr(obj, attribute)
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        if type(__obj) is _BUILTIN_METHOD:
-            return __context.call(__obj, *args, **kwargs)
-        return super().call(__context, __obj, *args, **kwargs)
-
-    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        key = (type(obj), attr)
-        verdict = self._verdicts.get(key)
-        if verdict is None:
-            verdict = super().is_safe_attribute(obj, attr, value)
-            if len(self._verdicts) < _MAX_VERDICTS:
-                self._verdicts[key] = verdict
-        return verdict
-
-
 @lru_cache(maxsize=1)
-def environment() -> ImmutableSandboxedEnvironment:
-    env = _ChatTemplateSandbox(
-        trim_blocks=True,
-        lstrip_blocks=True,
-        extensions=[_GenerationTag, "jinja2.ext.loopcontrols"],
-    )
+def environment() -> Any:
+    """The Jinja2 sandbox with HF's filters and globals, imported on first use: a server whose
+    template minijinja renders never loads Jinja2 (~7 MB)."""
+    from tokenbridge.model import jinja_sandbox
+
+    env = jinja_sandbox.sandbox()
     env.filters.update(_FILTERS)
     env.globals.update(_FUNCTIONS)
     return env
 
 
 # Compiled templates, bounded by their source size (a request may bring its own template).
-_compiled: BoundedLRU[str, jinja2.Template] = BoundedLRU(1 << 20)
+_compiled: BoundedLRU[str, Any] = BoundedLRU(1 << 20)
 
 
-def compile_template(source: str) -> jinja2.Template:
+def compile_template(source: str) -> Any:
+    """``source`` compiled by ``environment()`` (a ``jinja2.Template``), once per source."""
     template = _compiled.get(source)
     if template is None:
         template = environment().from_string(source)
@@ -257,6 +181,8 @@ def render(source: str, **context: Any) -> str:
 
 
 def render_jinja2(source: str, context: dict[str, Any]) -> str:
+    import jinja2
+
     try:
         return compile_template(source).render(**context)
     except TemplateError:

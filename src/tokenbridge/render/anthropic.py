@@ -10,9 +10,6 @@ import json
 import time
 from typing import Any
 
-import jinja2
-import jinja2.ext
-import jinja2.sandbox
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
@@ -271,6 +268,10 @@ def merge_inline_system(model: ModelContext) -> bool:
 def _template_rejects_inline_system(template: str | None) -> bool:
     if not template:
         return True
+    import jinja2
+    import jinja2.ext
+    import jinja2.sandbox
+
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols]
     )

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jinja2 import nodes
-
+from tokenbridge.model import fast_template
 from tokenbridge.model import template as tpl
 from tokenbridge.model.lru import BoundedLRU
 from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
@@ -26,6 +25,14 @@ def detect_content_format(source: str) -> str:
 
 
 def _content_format(source: str) -> str:
+    known = fast_template.content_format(source)
+    return known if known is not None else parsed_content_format(source)
+
+
+def parsed_content_format(source: str) -> str:
+    """vLLM's detection, on the Jinja2 AST of ``source``."""
+    from jinja2 import nodes
+
     try:
         ast = tpl.environment().parse(source)
     except Exception:
