@@ -90,10 +90,18 @@ tool = st.one_of(
         {"name": text, "description": text, "parameters": json_value})}),
     json_value,
 )
-context = st.fixed_dictionaries(
-    {"messages": st.lists(message, max_size=5), "tools": st.one_of(st.none(), st.lists(tool, max_size=3)),
-     "add_generation_prompt": st.booleans()},
-    optional={"enable_thinking": json_value, "documents": json_value, "bos_token": text, "eos_token": text},
+# Template kwargs a request may add, named as the template's own variables and functions.
+shadowing = st.dictionaries(st.sampled_from(["namespace", "ns", "loop", "index", "content", "message", "tool",
+                                             "tool_call", "reasoning_content", "range", "raise_exception", "tojson"]),
+                            json_value, max_size=2)
+context = st.builds(
+    lambda base, extra: {**extra, **base},
+    st.fixed_dictionaries(
+        {"messages": st.lists(message, max_size=5), "tools": st.one_of(st.none(), st.lists(tool, max_size=3)),
+         "add_generation_prompt": st.booleans()},
+        optional={"enable_thinking": json_value, "documents": json_value, "bos_token": text, "eos_token": text},
+    ),
+    shadowing,
 )
 
 
