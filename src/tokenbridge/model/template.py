@@ -143,7 +143,7 @@ _FUNCTIONS = {"raise_exception": _raise_exception, "strftime_now": _strftime_now
 @lru_cache(maxsize=1)
 def environment() -> Any:
     """The Jinja2 sandbox with HF's filters and globals, imported on first use: a server whose
-    template minijinja renders never loads Jinja2 (~7 MB)."""
+    template minijinja renders never loads Jinja2."""
     from tokenbridge.model import jinja_sandbox
 
     env = jinja_sandbox.sandbox()
