@@ -293,16 +293,12 @@ def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_
     defaults = sampling.resolved_defaults(model.generation_defaults)
     if skip_special is None:
         skip_special = defaults["skip_special_tokens"]
+    values: dict[str, Any] = {"n": req.n}
+    for k, default, cast in defaults["fields"]:
+        v = getattr(req, k)
+        values[k] = default if v is None else cast(v)
     stop = req.stop
-    return {
-        "n": req.n,
-        "repetition_penalty": defaults["repetition_penalty"] if req.repetition_penalty is None else float(req.repetition_penalty),
-        "presence_penalty": defaults["presence_penalty"] if req.presence_penalty is None else float(req.presence_penalty),
-        "frequency_penalty": defaults["frequency_penalty"] if req.frequency_penalty is None else float(req.frequency_penalty),
-        "temperature": defaults["temperature"] if req.temperature is None else float(req.temperature),
-        "top_p": defaults["top_p"] if req.top_p is None else float(req.top_p),
-        "top_k": defaults["top_k"] if req.top_k is None else int(req.top_k),
-        "min_p": defaults["min_p"] if req.min_p is None else float(req.min_p),
+    values.update({
         "seed": req.seed,
         "stop": [stop] if isinstance(stop, str) else list(stop or ()),
         "stop_token_ids": list(req.stop_token_ids or ()),
@@ -322,7 +318,8 @@ def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_
         "bad_words": list(req.bad_words or ()),
         "thinking_token_budget": req.thinking_token_budget,
         "repetition_detection": req.repetition_detection,
-    }
+    })
+    return values
 
 
 def stream_options(req: Any) -> dict | None:

@@ -73,16 +73,17 @@ _resolved: dict[int, tuple[dict, dict]] = {}
 
 
 def resolved_defaults(generation_defaults: dict) -> dict[str, Any]:
-    """The value of each ``NEUTRAL`` field a request leaves unset (the server default, else
-    neutral, as the field's type) and ``skip_special_tokens``', made once per defaults dict."""
+    """``fields``: each ``NEUTRAL`` field as ``(name, value when the request leaves it unset (the
+    server default, else neutral), the field's type)``; and ``skip_special_tokens``' default.
+    Made once per defaults dict (a model's, never changed after start-up)."""
     hit = _resolved.get(id(generation_defaults))
     if hit is not None and hit[0] is generation_defaults:
         return hit[1]
-    out: dict[str, Any] = {}
+    fields = []
     for k, neutral in NEUTRAL.items():
-        v = generation_defaults.get(k, neutral)
-        out[k] = float(v) if isinstance(neutral, float) else int(v)
-    out["skip_special_tokens"] = generation_defaults.get("skip_special_tokens", True)
+        cast = type(neutral)
+        fields.append((k, cast(generation_defaults.get(k, neutral)), cast))
+    out = {"fields": tuple(fields), "skip_special_tokens": generation_defaults.get("skip_special_tokens", True)}
     if len(_resolved) >= 64:
         _resolved.clear()
     _resolved[id(generation_defaults)] = (generation_defaults, out)
