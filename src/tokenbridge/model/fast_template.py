@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable, NamedTuple
 
+from tokenbridge.model.lru import BoundedLRU
+
 
 class Verified(NamedTuple):
     origin: str  # where the template comes from
@@ -34,8 +36,9 @@ VERIFIED: dict[str, Verified] = {
         Verified("Qwen3 (Qwen/Qwen3-*, templates/qwen3.jinja)", "string"),
 }
 
-_verdicts: dict[str, Callable[[dict], str] | None] = {}  # source -> renderer, None when not verified
-_MAX_VERDICTS = 64
+# source -> its minijinja renderer, or False when it is not verified (or does not compile);
+# bounded by source size, as compiled Jinja2 templates are (a request may bring its own).
+_verdicts: BoundedLRU[str, Callable[[dict], str] | bool] = BoundedLRU(1 << 20)
 
 
 def _digest(source: str) -> str:
@@ -50,16 +53,11 @@ def content_format(source: str) -> str | None:
 
 def renderer(source: str, filters: dict[str, Callable], functions: dict[str, Callable]) -> Callable[[dict], str] | None:
     """minijinja's render of ``source`` when it is verified (and minijinja imports), else None."""
-    found = _verdicts.get(source, False)
-    if found is not False:
-        return found
-    found = None
-    if _digest(source) in VERIFIED:
-        found = _compile(source, filters, functions)
-    if len(_verdicts) >= _MAX_VERDICTS:
-        _verdicts.clear()
-    _verdicts[source] = found
-    return found
+    found = _verdicts.get(source)
+    if found is None:
+        found = (_digest(source) in VERIFIED and _compile(source, filters, functions)) or False
+        _verdicts.put_many([(source, found, len(source))])
+    return found or None
 
 
 # What minijinja hands Python as it was given: strings, booleans and the very dict and list
