@@ -91,3 +91,18 @@ def test_memo_stays_within_its_byte_budget():
     oldest = memo.key(([{"role": "user", "content": "turn 0"}], None, {}, None, False))
     assert memo.get(newest) == (10, list(range(500)))
     assert memo.get(oldest) is None
+
+
+def test_conversations_never_seen_are_rarely_keyed():
+    """A first render only leaves a glance; a glance that looks seen by chance costs a key and
+    a memo entry nobody asks for again, so it must stay rare however many renders pass."""
+    memo = PromptMemo("{{ messages }}")
+    n = 200_000
+    keyed = sum(
+        memo.key(([{"role": "user", "content": f"Request {i}: the same long tail of text " * 9}], None, {}, None, False))
+        is not None
+        for i in range(n)
+    )
+    assert keyed / n < 0.02, keyed / n
+    again = ([{"role": "user", "content": f"Request {n - 1}: the same long tail of text " * 9}], None, {}, None, False)
+    assert memo.key(again) is not None  # a recent conversation is still recognised
