@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import logging.config
 import os
 import sys
 import time
@@ -54,8 +53,10 @@ def setup(args) -> Access:
     """Configure the ``tokenbridge`` logger from the parsed flags; returns the access-log policy."""
     cfg = args.logging_config or {}
     if args.log_config_file:
+        from logging.config import dictConfig  # only here: it imports socketserver and pickle (~1 MB)
+
         with open(args.log_config_file, encoding="utf-8") as f:
-            logging.config.dictConfig(json.load(f))
+            dictConfig(json.load(f))
     else:
         level = args.log_level or cfg.get("log_level") or os.environ.get("VLLM_LOGGING_LEVEL") or "INFO"
         as_json = cfg.get("formatter") == "json" or os.environ.get("TOKENBRIDGE_LOG_FORMAT") == "json"
