@@ -10,7 +10,6 @@ import json
 import time
 from typing import Any
 
-
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol.anthropic import (
