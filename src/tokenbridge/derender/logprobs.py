@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from tokenbridge.derender.per_tokenizer import PerTokenizer
 from tokenbridge.protocol.engine import GenerateLogprobs
 
@@ -76,6 +78,17 @@ class _Pieces:
 _pieces = PerTokenizer(_Pieces)
 
 
+class LogprobToken(msgspec.Struct, gc=False):
+    """One ``logprobs.content`` entry, or one of its ``top_logprobs`` (which leave that field
+    unset, so it is not written). A struct, not a dict: a 2k-token answer with top-5 holds
+    12k of them, at a third of a dict's memory, and no cycle can go through one."""
+
+    token: str
+    logprob: float
+    bytes: tuple[int, ...] | None
+    top_logprobs: list["LogprobToken"] | msgspec.UnsetType = msgspec.UNSET
+
+
 def chat_logprobs(
     tok: Any, lp: GenerateLogprobs, top_limit: int | None, context: list[int]
 ) -> tuple[dict, list[int]]:
@@ -97,9 +110,9 @@ def chat_logprobs(
                 raw = tuple(text.encode("utf-8", errors="replace"))
             else:
                 text, raw = piece
-            items.append({"token": text, "logprob": t.logprob, "bytes": raw})
+            items.append(LogprobToken(text, t.logprob, raw))
         item = items[0]
-        item["top_logprobs"] = items[1:]
+        item.top_logprobs = items[1:]
         out.append(item)
         ctx.append(entry.token_id)
     return {"content": out}, ctx[-CONTEXT_WINDOW:]
@@ -115,10 +128,10 @@ def completion_logprobs(
     text_offset, token_logprobs, tokens, tops = [], [], [], []
     for entry, source in zip(chat["content"], lp.content or ()):
         text_offset.append(offset)
-        tokens.append(entry["token"])
-        token_logprobs.append(entry["logprob"])
-        tops.append({t["token"]: t["logprob"] for t in entry["top_logprobs"]} if source.top_logprobs else None)
-        offset += len(entry["token"])
+        tokens.append(entry.token)
+        token_logprobs.append(entry.logprob)
+        tops.append({t.token: t.logprob for t in entry.top_logprobs} if source.top_logprobs else None)
+        offset += len(entry.token)
     return {"text_offset": text_offset, "token_logprobs": token_logprobs, "tokens": tokens, "top_logprobs": tops}, ctx, offset
 
 

@@ -51,13 +51,13 @@ class GenerateRequest(msgspec.Struct, kw_only=True):
     ec_transfer_params: Any = None
 
 
-class TopLogprob(msgspec.Struct):
+class TopLogprob(msgspec.Struct, gc=False):
     token_id: int
     logprob: float
     rank: int | None = None
 
 
-class TokenLogprob(msgspec.Struct):
+class TokenLogprob(msgspec.Struct, gc=False):
     token_id: int
     logprob: float
     rank: int | None = None
