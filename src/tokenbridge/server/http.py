@@ -427,7 +427,6 @@ class HttpProtocol(asyncio.Protocol):
             self.queue.clear()
             self.close()
 
-
     async def _stream(self, req: _Request, body: Streamed, keep: bool, status: int, t0: float) -> None:
         """Send a streamed body chunk by chunk, never faster than the client reads it."""
         chunks = body.chunks
