@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import msgspec
+
 from conftest import MODELS
 from tokenbridge.derender import logprobs
 from tokenbridge.model.tokenizer import HFTokenizer
@@ -26,3 +28,22 @@ def test_pieces_table_is_bounded_and_answers_as_when_empty(monkeypatch):
     for _ in range(2):
         assert logprobs.chat_logprobs(tok, lp, None, [])[0] == cold
         assert len(logprobs._pieces(tok).table) <= 32
+
+
+def test_entries_are_written_as_vllm_writes_them():
+    """Each entry is ``token, logprob, bytes, top_logprobs`` in that order; the alternatives
+    have no ``top_logprobs`` of their own, and ``bytes`` is a list of ints."""
+    tok = _qwen3()
+    ids = tok.encode("naïve 日本")
+    lp = GenerateLogprobs(content=[
+        TokenLogprob(token_id=t, logprob=-0.5, top_logprobs=[TopLogprob(token_id=t, logprob=-0.5),
+                                                             TopLogprob(token_id=t + 7, logprob=-3.25)])
+        for t in ids])
+    out, _ = logprobs.chat_logprobs(tok, lp, None, [])
+    text = msgspec.json.encode(out).decode()
+    entries = json.loads(text, object_pairs_hook=list)[0][1]
+    assert [k for k, _ in entries[0]] == ["token", "logprob", "bytes", "top_logprobs"]
+    tops = dict(entries[0])["top_logprobs"]
+    assert [[k for k, _ in t] for t in tops] == [["token", "logprob", "bytes"]] * 2
+    assert "".join(dict(e)["token"] for e in entries) == "naïve 日本"
+    assert bytes(b for e in entries for b in dict(e)["bytes"]) == "naïve 日本".encode()

@@ -12,11 +12,14 @@ own mapping, but raises that threshold each time one is freed, so the later buff
 load land on the heap, where the live allocations around them keep their pages resident
 (~9 MB for qwen3). ``map_large_buffers`` fixes the threshold for start-up; ``serving_thresholds``
 then sets the ceilings the dynamic thresholds reach, so requests allocate as they did.
+
+The cycle collector is set for serving once start-up is done (``freeze_startup_objects``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 
 TRIM_AFTER_BYTES = 1 << 20
 _M_TRIM_THRESHOLD = -1
@@ -56,6 +59,26 @@ def serving_thresholds() -> None:
     thresholds grown, so a request's buffers are reused rather than mapped and faulted in."""
     _mallopt(_M_MMAP_THRESHOLD, SERVING_MMAP_THRESHOLD)
     _mallopt(_M_TRIM_THRESHOLD, SERVING_TRIM_THRESHOLD)
+
+
+# Tracked allocations between young-generation collections (CPython's default is 700).
+YOUNG_COLLECTION_THRESHOLD = 2000
+
+
+def freeze_startup_objects() -> None:
+    """Put what start-up made (the model's tables, templates, parsers: ~28k tracked objects,
+    kept for the process's life) out of the cycle collector's reach, and collect the young
+    generation every 2,000 tracked allocations rather than 700.
+
+    A request's body is parsed into dicts and lists before it is validated: a 2k-token derender
+    with top-5 logprobs makes ~14k of them, which set off ~25 collections that walked the
+    start-up objects and found no garbage (~18% of its time). Frozen before ``--workers``
+    fork, the start-up objects' pages also stay shared: a collection never writes to them.
+    """
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, older, oldest)
 
 
 def release() -> None:

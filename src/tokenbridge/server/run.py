@@ -134,6 +134,7 @@ def serve(args, loader: ModelLoader | None = None, access=None) -> int:
         from tokenbridge.model.fast_backend import release_freed_memory
 
         release_freed_memory()
+        memory.freeze_startup_objects()
         from tokenbridge.derender import state
 
         try:  # before forking: the workers share the secret
