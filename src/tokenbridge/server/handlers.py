@@ -10,8 +10,8 @@ from tokenbridge.derender import completion as completion_derender_stage
 from tokenbridge.gateway import chat as chat_gateway
 from tokenbridge.gateway import completion as completion_gateway
 from tokenbridge.protocol import anthropic as anthropic_protocol
-from tokenbridge.protocol import early
-from tokenbridge.protocol.engine import DerenderChatRequest, DerenderCompletionRequest
+from tokenbridge.protocol import early, lax
+from tokenbridge.protocol.engine import DerenderChatRequest, DerenderCompletionRequest, GenerateResponse
 from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
 from tokenbridge.protocol.openai import (
     ChatCompletionRequest,
@@ -197,7 +197,7 @@ def derender_body(obj, oneshot_key: str):
 
 
 def chat_derender(r):
-    obj = derender_body(r.json(), "generate_response")
+    obj = derender_body(lax.parse_json_typing(r.body, "generate_response", GenerateResponse), "generate_response")
     if isinstance(obj, dict):  # derender never reads message content
         early.check_chat(obj.get("chat_request"), lambda body: check_chat_fields(body, parts=False))
     req = r.decode(DerenderChatRequest, obj)
@@ -206,7 +206,9 @@ def chat_derender(r):
 
 
 def completion_derender(r):
-    obj = derender_body(r.json(), "generate_responses")
+    obj = derender_body(
+        lax.parse_json_typing(r.body, "generate_responses", list[GenerateResponse]), "generate_responses"
+    )
     if isinstance(obj, dict):
         check_completion_body(obj.get("completion_request"))
     req = r.decode(DerenderCompletionRequest, obj)
