@@ -138,6 +138,7 @@ class ChoiceParser(Stateful):
         if self.filter is not None:
             self.filter.restore(state.filter)
 
+
 def build_choice_parser(
     model: ModelContext,
     cfg: ServeConfig,

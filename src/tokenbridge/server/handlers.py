@@ -196,8 +196,20 @@ def derender_body(obj, oneshot_key: str):
     return {k: v for k, v in obj.items() if k not in drop}
 
 
+# Derender bodies from this size on decode their engine output straight into structs: below
+# it, the one decode of the whole body is cheaper than the split (~2 us for a 200-token output).
+TYPED_DECODE_FROM_BYTES = 16 * 1024
+
+
+def derender_json(r, key: str, typ):
+    """The body as ``r.json()`` gives it, with a long engine output at ``key`` already a ``typ``."""
+    if len(r.body) < TYPED_DECODE_FROM_BYTES:
+        return r.json()
+    return lax.parse_json_typing(r.body, key, typ)
+
+
 def chat_derender(r):
-    obj = derender_body(lax.parse_json_typing(r.body, "generate_response", GenerateResponse), "generate_response")
+    obj = derender_body(derender_json(r, "generate_response", GenerateResponse), "generate_response")
     if isinstance(obj, dict):  # derender never reads message content
         early.check_chat(obj.get("chat_request"), lambda body: check_chat_fields(body, parts=False))
     req = r.decode(DerenderChatRequest, obj)
@@ -206,9 +218,7 @@ def chat_derender(r):
 
 
 def completion_derender(r):
-    obj = derender_body(
-        lax.parse_json_typing(r.body, "generate_responses", list[GenerateResponse]), "generate_responses"
-    )
+    obj = derender_body(derender_json(r, "generate_responses", list[GenerateResponse]), "generate_responses")
     if isinstance(obj, dict):
         check_completion_body(obj.get("completion_request"))
     req = r.decode(DerenderCompletionRequest, obj)
