@@ -100,22 +100,26 @@ def chat_logprobs(
     ctx = list(context)
     out = []
     for entry in lp.content:
+        token_id = entry.token_id
+        piece = get(token_id) or fill(token_id)
+        if piece is _NEEDS_CONTEXT:
+            piece = _in_context(tok, token_id, ctx)
         tops = entry.top_logprobs if top_limit is None else entry.top_logprobs[:top_limit]
-        items = []
-        for t in (entry, *tops):
-            token_id = t.token_id
-            piece = get(token_id) or fill(token_id)
-            if piece is _NEEDS_CONTEXT:
-                text = _corrected(tok, token_id, ctx)
-                raw = tuple(text.encode("utf-8", errors="replace"))
-            else:
-                text, raw = piece
-            items.append(LogprobToken(text, t.logprob, raw))
-        item = items[0]
-        item.top_logprobs = items[1:]
-        out.append(item)
-        ctx.append(entry.token_id)
+        alternatives = []
+        for t in tops:
+            top = get(t.token_id) or fill(t.token_id)
+            if top is _NEEDS_CONTEXT:
+                top = _in_context(tok, t.token_id, ctx)
+            alternatives.append(LogprobToken(top[0], t.logprob, top[1]))
+        out.append(LogprobToken(piece[0], entry.logprob, piece[1], alternatives))
+        ctx.append(token_id)
     return {"content": out}, ctx[-CONTEXT_WINDOW:]
+
+
+def _in_context(tok: Any, token_id: int, context: list[int]) -> tuple[str, tuple[int, ...]]:
+    """The logprob string and bytes of a token whose text alone ends mid-character."""
+    text = _corrected(tok, token_id, context)
+    return text, tuple(text.encode("utf-8", errors="replace"))
 
 
 def completion_logprobs(
