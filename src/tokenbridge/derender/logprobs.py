@@ -70,7 +70,7 @@ class _Pieces:
         elif text.endswith(_REPL):
             piece = _NEEDS_CONTEXT
         else:
-            piece = text, tuple(text.encode("utf-8", errors="replace"))
+            piece = _with_bytes(text)
         table[token_id] = piece
         return piece
 
@@ -118,7 +118,11 @@ def chat_logprobs(
 
 def _in_context(tok: Any, token_id: int, context: list[int]) -> tuple[str, tuple[int, ...]]:
     """The logprob string and bytes of a token whose text alone ends mid-character."""
-    text = _corrected(tok, token_id, context)
+    return _with_bytes(_corrected(tok, token_id, context))
+
+
+def _with_bytes(text: str) -> tuple[str, tuple[int, ...]]:
+    """A logprob string and its UTF-8 bytes, as the answer lists them."""
     return text, tuple(text.encode("utf-8", errors="replace"))
 
 
