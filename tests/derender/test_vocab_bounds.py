@@ -86,3 +86,20 @@ def test_padding_rows_below_vocab_size_decode_to_nothing(servers):
     assert status == 200, resp
     assert resp["choices"][0]["text"] == "Hello"
     assert resp["usage"]["completion_tokens"] == 2
+
+
+def test_the_first_entry_with_too_many_top_logprobs_is_named_in_the_400(servers):
+    """At most ``--max-logprobs`` alternatives and the sampled token (20 + 1 by default); the
+    error gives the length of the first entry past that."""
+    content = [_logprob(HELLO, [HELLO] * 21), _logprob(HELLO, [HELLO] * 22), _logprob(HELLO, [HELLO] * 23)]
+    path, body = _chat_oneshot([HELLO] * 3, logprobs={"content": content})
+    status, resp = post(servers.port("qwen3"), path, body)
+    assert status == 400, resp
+    assert resp["error"]["message"] == "top_logprobs length (22) in choice 0 exceeds max_logprobs (20)."
+
+
+def test_a_negative_logprob_id_is_out_of_vocabulary(servers):
+    path, body = _chat_oneshot([HELLO], logprobs={"content": [_logprob(HELLO, [HELLO, -3])]})
+    status, resp = post(servers.port("qwen3"), path, body)
+    assert status == 400, resp
+    assert resp["error"]["message"] == "Token id -3 in logprobs of choice 0 is out of vocabulary (vocab_size=151936)."
