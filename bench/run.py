@@ -48,6 +48,7 @@ VLLM_RS = ORACLE_VENV / "lib" / "python3.11" / "site-packages" / "vllm" / "vllm-
 SMG = Path(os.environ.get("SMG_VENV", Path.home() / ".cache" / "smg-venv")) / "bin" / "smg"
 RENDER_ROUTES = ("/v1/chat/completions/render", "/v1/completions/render")
 MAX_MODEL_LEN = "40960"  # the 32k workload needs it; both servers get the same value
+RSS_SETTLE_S = 1.0  # between the last workload and reading "RSS after the load"
 
 
 @dataclass
@@ -384,6 +385,9 @@ def main() -> int:
                       f"p99 {r['p99_us'] / 1e3:7.2f} ms  CPU {r['cpu_us']:6.1f} us/req  "
                       f"errors {r['non_2xx'] + r['socket_errors']}",
                       file=sys.stderr, flush=True)
+        # A second's settle first, for every server alike: tokenbridge gives the heap back within
+        # ``memory.RELEASE_INTERVAL_S`` of its last large request, not during a burst of them.
+        time.sleep(RSS_SETTLE_S)
         for server in servers:
             server.rss_after_mb = tree_rss_mb(server.proc.pid)
             stop(server)

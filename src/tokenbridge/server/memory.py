@@ -3,8 +3,9 @@
 Parsing a multi-megabyte body and tokenizing it allocates hundreds of megabytes (Python
 objects, the tokenizer's encodings) that are freed when the answer is sent, but glibc keeps
 freed memory in its arenas: RSS would stay at the peak of the largest request ever served.
-``malloc_trim`` returns the free pages; it costs about a millisecond, so it runs only after
-requests of ``TRIM_AFTER_BYTES`` or more, once their answer is written.
+``malloc_trim`` returns the free pages; it costs about a millisecond, and the next request
+faults the pages in again, so it runs only after requests of ``TRIM_AFTER_BYTES`` or more,
+and at most once every ``RELEASE_INTERVAL_S`` (``HeapRelease``).
 
 Loading the tokenizers allocates large short-lived buffers (the ``tokenizer.json`` text, parse
 tables) among the vocabulary's long-lived allocations. glibc serves a large allocation from its
@@ -18,10 +19,12 @@ The cycle collector is set for serving once start-up is done (``freeze_startup_o
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import gc
 
 TRIM_AFTER_BYTES = 1 << 20
+RELEASE_INTERVAL_S = 0.1
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 STARTUP_MMAP_THRESHOLD = 128 * 1024  # glibc's initial value
@@ -87,3 +90,27 @@ def release() -> None:
     """Return the heap's free pages to the system (a no-op where malloc_trim is missing)."""
     if _malloc_trim is not None:
         _malloc_trim(0)
+
+
+class HeapRelease:
+    """``release`` once a burst of large requests is over, not after each of them.
+
+    The first large request schedules a release ``RELEASE_INTERVAL_S`` later; those answered
+    before it fires are covered by it. A steady load of large requests then trims ten times a
+    second, not after every one (a 2k-token logprobs derender spent ~5% of its time trimming and
+    faulting the same pages back in), and the heap is back to its size within the interval of
+    the last one. The peak is the same: each request reached it anyway.
+    """
+
+    def __init__(self) -> None:
+        self._pending: asyncio.TimerHandle | None = None
+        self.runs = 0
+
+    def after_large_request(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._pending is None:
+            self._pending = loop.call_later(RELEASE_INTERVAL_S, self._run)
+
+    def _run(self) -> None:
+        self._pending = None
+        self.runs += 1
+        release()
