@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
+
+import msgspec
 
 from tokenbridge.config import ServeConfig
 from tokenbridge.model.context import ModelContext
+from tokenbridge.model.lru import BoundedLRU
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.base import ParseContext
 from tokenbridge.protocol.chat_options import effective_tool_choice, history_tool_call_count, template_kwargs
@@ -339,6 +342,77 @@ def transfer_params(req: Any) -> tuple[Any, Any]:
     )
 
 
+class _Choices(NamedTuple):
+    """What the fields other than the messages decide before the prompt is rendered."""
+
+    requested: int | None  # max_completion_tokens, else max_tokens
+    tool_parser: str | None
+    tool_choice: Any
+    kwargs: dict  # template kwargs
+    tools: list[dict] | None  # handed to the template
+
+
+class _Assembly(NamedTuple):
+    """What they decide after it: the sampling values (``max_tokens`` is the prompt's) and the
+    answer's fixed parts."""
+
+    values: dict
+    reasoning_parser: Any  # the class that decides ``reasoning_ended`` from the prompt, or None
+    reasoning_ended: bool | None  # when no parser decides it
+    reasoning_kwargs: dict | None
+    tools: list[dict] | None  # the parse context's
+    transfer: tuple[Any, Any]
+    stream_options: dict | None
+
+
+class ChatPlans:
+    """Each chat request's choices and assembly, kept per exact value of its fields other than
+    ``messages`` and ``request_id``.
+
+    Those fields are what the checks, the tool choice, the template kwargs and the sampling
+    values are made of, and most requests repeat them: a conversation resends them with every
+    turn, a client with a fixed set-up sends them with every prompt. The key is their
+    MessagePack (which keeps int, float and bool apart, and key order), the model's and the
+    server config's identity and the route. An entry is kept only once a render passed every
+    check it holds, so a request that finds one can only fail on its messages, in the order a
+    full render would have failed on them. Nothing in an entry is changed by a render or an
+    answer. Bounded by size (an entry is counted at ``ENTRY_BYTES_PER_KEY_BYTE`` times its key:
+    the plan holds the same tools, kwargs and values again).
+    """
+
+    MAX_BYTES = 1 << 20
+    MAX_ENTRIES = 256
+    ENTRY_BYTES_PER_KEY_BYTE = 4
+    _EXCLUDED = tuple(ChatCompletionRequest.__struct_fields__.index(f) for f in ("messages", "request_id"))
+
+    def __init__(self) -> None:
+        self._plans: BoundedLRU[bytes, tuple[ModelContext, ServeConfig, _Choices, _Assembly]] = BoundedLRU(
+            self.MAX_BYTES, self.MAX_ENTRIES, name="chat_plans"
+        )
+
+    def key(self, model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, origin: str) -> bytes | None:
+        fields = list(msgspec.structs.astuple(req))
+        for i in self._EXCLUDED:
+            fields[i] = None
+        try:
+            return _pack((id(model), id(cfg), origin, fields))
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+    def get(self, key: bytes, model: ModelContext, cfg: ServeConfig) -> tuple[_Choices, _Assembly] | None:
+        entry = self._plans.get(key)
+        if entry is None or entry[0] is not model or entry[1] is not cfg:
+            return None
+        return entry[2], entry[3]
+
+    def put(self, key: bytes, model: ModelContext, cfg: ServeConfig, choices: _Choices, assembly: _Assembly) -> None:
+        self._plans.put_many([(key, (model, cfg, choices, assembly), self.ENTRY_BYTES_PER_KEY_BYTE * len(key))])
+
+
+_pack = msgspec.msgpack.Encoder().encode
+chat_plans = ChatPlans()
+
+
 def render_chat(
     model: ModelContext,
     cfg: ServeConfig,
@@ -354,6 +428,65 @@ def render_chat(
     harmony = is_harmony_model(model.config)
     if renders_ids and origin != "responses":  # vLLM's render_responses skips these checks
         check_mistral_request(req)
+    # Harmony and mistral-mode prompts are built from the request itself: no plan is kept.
+    key = None if renders_ids or harmony else chat_plans.key(model, cfg, req, origin)
+    plan = chat_plans.get(key, model, cfg) if key is not None else None
+    choices = plan[0] if plan is not None else _choose(model, cfg, req, harmony, origin)
+    if harmony:
+        ids = render_harmony_ids(req.messages, req.tools, req.reasoning_effort, model.tokenizer)
+    elif renders_ids:
+        ids = render_prompt_ids(model, req.messages, choices.tools, choices.kwargs)
+    else:
+        ids = chat_prompt_ids(
+            model, cfg, req.messages, choices.tools, choices.kwargs, req.chat_template, req.documents,
+            bool(req.add_special_tokens), req.truncate_prompt_tokens, check_length=True,
+        )
+    if not harmony:
+        ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
+    max_tokens = resolve_max_tokens(
+        choices.requested, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
+    )
+    if plan is not None:
+        assembly = plan[1]
+    else:
+        assembly = _assemble(model, cfg, req, choices, harmony, origin)
+        if key is not None:
+            chat_plans.put(key, model, cfg, choices, assembly)
+    values = dict(assembly.values)
+    values["max_tokens"] = max_tokens
+    reasoning_ended = assembly.reasoning_ended
+    if assembly.reasoning_parser is not None:
+        ctx = ParseContext(chat_template_kwargs=choices.kwargs, prompt_token_ids=ids, vocab=model.tokenizer)
+        reasoning_ended = bool(assembly.reasoning_parser.reasoning_ended_in_prompt(ids, ctx))
+    kv, ec = assembly.transfer
+    return GenerateRequest(
+        request_id=f"chatcmpl-{request_id or req.request_id or random_id()}",
+        token_ids=ids,
+        sampling_params=sampling.serialize(values),
+        model=req.model,
+        reasoning_ended=reasoning_ended,
+        reasoning_parser_kwargs=assembly.reasoning_kwargs,
+        return_token_ids=req.return_token_ids,
+        parse_context={
+            "tools": assembly.tools,
+            "tool_choice": choices.tool_choice,
+            "parallel_tool_calls": req.parallel_tool_calls if req.parallel_tool_calls is not None else True,
+            "include_reasoning": req.include_reasoning,
+            # Harmony output is parsed without template kwargs.
+            "chat_template_kwargs": {} if harmony else choices.kwargs,
+            "history_tool_call_cnt": history_tool_call_count(req.messages),
+        },
+        stream=bool(req.stream),
+        stream_options=assembly.stream_options,
+        cache_salt=req.cache_salt,
+        priority=req.priority,
+        kv_transfer_params=kv,
+        ec_transfer_params=ec,
+    )
+
+
+def _choose(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, harmony: bool, origin: str) -> _Choices:
+    """The checks made before the prompt is rendered, and the tool choice and template kwargs."""
     common_checks(req)
     if req.add_generation_prompt and req.continue_final_message:
         raise bad_request("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
@@ -372,28 +505,22 @@ def render_chat(
     )
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
     tools = req.tools if tool_choice != "none" or req.tools else None
-    if harmony:
-        ids = render_harmony_ids(req.messages, req.tools, req.reasoning_effort, model.tokenizer)
-    elif renders_ids:
-        ids = render_prompt_ids(model, req.messages, tools, kwargs)
-    else:
-        ids = chat_prompt_ids(
-            model, cfg, req.messages, tools, kwargs, req.chat_template, req.documents,
-            bool(req.add_special_tokens), req.truncate_prompt_tokens, check_length=True,
-        )
-    if not harmony:
-        ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
-    max_tokens = resolve_max_tokens(
-        requested, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
-    )
-    values = sampling_values(req, model, max_tokens, req.skip_special_tokens)
-    tool_parser = tool_parser and registry.canonical_tool_name(tool_parser)
+    return _Choices(requested, tool_parser, tool_choice, kwargs, tools)
+
+
+def _assemble(
+    model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, choices: _Choices, harmony: bool, origin: str
+) -> _Assembly:
+    """The sampling values (vLLM's ``to_sampling_params`` and the parsers' ``adjust_request``,
+    checked after the prompt as there) and the answer's parts that the prompt does not decide."""
+    values = sampling_values(req, model, None, req.skip_special_tokens)
+    tool_parser = choices.tool_parser and registry.canonical_tool_name(choices.tool_parser)
     reasoning_parser = cfg.reasoning_parser and registry.canonical_reasoning_name(cfg.reasoning_parser)
     adjusted = parser_adjust.adjust_request(
         tool_parser,
         reasoning_parser,
         req.tools,
-        tool_choice,
+        choices.tool_choice,
         req.parallel_tool_calls,
         values["structured_outputs"],
         harmony,
@@ -411,41 +538,21 @@ def render_chat(
     values["prompt_logprobs"] = req.prompt_logprobs
     if req.prompt_logprobs is None and req.echo:
         values["prompt_logprobs"] = req.top_logprobs
-
+    rcls = None
     reasoning_ended = None
-    reasoning_kwargs = None
-    if cfg.reasoning_parser:
-        reasoning_kwargs = {"chat_template_kwargs": kwargs}
     if not req.include_reasoning:
         reasoning_ended = True
     elif cfg.reasoning_parser:
         rcls = registry.get_reasoning_parser(cfg.reasoning_parser)
-        ctx = ParseContext(chat_template_kwargs=kwargs, prompt_token_ids=ids, vocab=model.tokenizer)
-        reasoning_ended = bool(rcls is not None and rcls.reasoning_ended_in_prompt(ids, ctx))
-    kv, ec = transfer_params(req)
-    return GenerateRequest(
-        request_id=f"chatcmpl-{request_id or req.request_id or random_id()}",
-        token_ids=ids,
-        sampling_params=sampling.serialize(values),
-        model=req.model,
+        reasoning_ended = False if rcls is None else None
+    return _Assembly(
+        values=values,
+        reasoning_parser=rcls,
         reasoning_ended=reasoning_ended,
-        reasoning_parser_kwargs=reasoning_kwargs,
-        return_token_ids=req.return_token_ids,
-        parse_context={
-            "tools": conv.tool_dicts(req.tools),
-            "tool_choice": tool_choice,
-            "parallel_tool_calls": req.parallel_tool_calls if req.parallel_tool_calls is not None else True,
-            "include_reasoning": req.include_reasoning,
-            # Harmony output is parsed without template kwargs.
-            "chat_template_kwargs": {} if harmony else kwargs,
-            "history_tool_call_cnt": history_tool_call_count(req.messages),
-        },
-        stream=bool(req.stream),
+        reasoning_kwargs={"chat_template_kwargs": choices.kwargs} if cfg.reasoning_parser else None,
+        tools=conv.tool_dicts(req.tools),
+        transfer=transfer_params(req),
         stream_options=stream_options(req),
-        cache_salt=req.cache_salt,
-        priority=req.priority,
-        kv_transfer_params=kv,
-        ec_transfer_params=ec,
     )
 
 
