@@ -1,11 +1,14 @@
 -- wrk script: POST the bodies of a file (one JSON document per line) in turn, then print
 -- one JSON line with the counts and latency percentiles so bench/run.py can parse it.
--- usage: wrk -t1 -c2 -d5s -s post.lua http://127.0.0.1:PORT -- BODIES_FILE PATH [unique RUN_TAG]
+-- usage: wrk -t1 -c2 -d5s -s post.lua http://127.0.0.1:PORT -- BODIES_FILE PATH [unique RUN_TAG] [pipeline=N]
 
 -- Requests are formatted once in init, so the load generator spends its CPU on sockets only.
 -- With "unique", each request is formatted on the fly with #SEQ# in its body replaced by a
 -- run tag and a request counter, so no two requests are the same (no server memo can answer);
 -- the body is split around #SEQ# once, so a request costs two concatenations, not a scan.
+-- With "pipeline=N", each write carries N requests (HTTP/1.1 pipelining; wrk counts every
+-- answer): the client's CPU per request drops about N times, for when it shares the server's
+-- cores (bench/run.py --pipeline).
 local requests = {}
 local suffixes = {}
 local next_request = 0
@@ -13,12 +16,19 @@ local unique = false
 local path = nil
 local seq = 0
 local tag = ""
+local depth = 1
 
 function init(args)
   wrk.headers["Content-Type"] = "application/json"
-  unique = args[3] == "unique"
-  tag = args[4] or ""
   path = args[2]
+  for i = 3, #args do
+    if args[i] == "unique" then
+      unique = true
+      tag = args[i + 1] or ""
+    end
+    local n = string.match(args[i], "^pipeline=(%d+)$")
+    if n then depth = tonumber(n) end
+  end
   for line in io.lines(args[1]) do
     local n = #requests + 1
     if unique then
@@ -31,7 +41,7 @@ function init(args)
   end
 end
 
-function request()
+local function one()
   next_request = next_request % #requests + 1
   if unique then
     seq = seq + 1
@@ -42,6 +52,17 @@ function request()
     return wrk.format("POST", path, nil, body)
   end
   return requests[next_request]
+end
+
+function request()
+  if depth == 1 then
+    return one()
+  end
+  local batch = {}
+  for i = 1, depth do
+    batch[i] = one()
+  end
+  return table.concat(batch)
 end
 
 function done(summary, latency, requests)

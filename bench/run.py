@@ -211,7 +211,9 @@ def post(port: int, path: str, body: dict | bytes) -> dict:
         raise BadStatus(f"{path}: HTTP {e.code}: {e.read()[:300].decode(errors='replace')}") from None
 
 
-def run_wrk(server: Server, wl: Workload, tmp: Path, seconds: float, connections: int, wrk_cpus: str | None) -> dict:
+def run_wrk(
+    server: Server, wl: Workload, tmp: Path, seconds: float, connections: int, wrk_cpus: str | None, pipeline: int = 1
+) -> dict:
     path = route_of(server, wl.path)
     own_model = f'"model":{json.dumps(server.model)}'.encode()
     bodies = [b.replace(f'"model":{json.dumps(SERVED_NAME)}'.encode(), own_model, 1) for b in wl.bodies]
@@ -221,7 +223,8 @@ def run_wrk(server: Server, wl: Workload, tmp: Path, seconds: float, connections
     for body in bodies[:3]:  # warm-up and a correctness check
         post(server.port, path, body.replace(SEQ.encode(), b"warm-up"))
     wrk = ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s", "-s", str(BENCH / "post.lua"),
-           f"http://127.0.0.1:{server.port}", "--", str(file), path, *(["unique", str(time.time_ns())] if wl.unique else [])]
+           f"http://127.0.0.1:{server.port}", "--", str(file), path, *(["unique", str(time.time_ns())] if wl.unique else []),
+           f"pipeline={pipeline}"]
     cpu_before, wrk_before = tree_cpu_s(server.proc.pid), resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         ["taskset", "-c", wrk_cpus, *wrk] if wrk_cpus else wrk, capture_output=True, text=True, check=True,
@@ -312,6 +315,7 @@ def report(servers: list[Server], workloads: list[Workload], raw: dict[str, tupl
         out.append(f"  {wl.name}: " + ", ".join(cells))
     out.append("")
     out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload, best of {args.repeat}"
+               + (f", {args.pipeline} requests pipelined per write" if args.pipeline > 1 else "")
                + (f", wrk on CPU {args.wrk_cpus}" if args.pin else ", unpinned")
                + "; '-' = route not served by that peer; raw = the fastest exact op on the same payload in one "
                "thread of this process (render: encode of the rendered prompt text; derender: decode)")
@@ -335,6 +339,9 @@ def main() -> int:
                     help="seconds to wait after ready (the fast tokenizer backend loads within 2 s of it)")
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--connections", type=int, default=2)
+    ap.add_argument("--pipeline", type=int, default=1,
+                    help="requests per write on each connection (HTTP/1.1 pipelining): cuts wrk's CPU per "
+                    "request when it shares the servers' cores, as with --workers 2 on two CPUs")
     ap.add_argument("--repeat", type=int, default=1, help="runs per workload and server; the best is kept")
     ap.add_argument("--only", default="", help="run workloads whose name contains this text")
     ap.add_argument("--json", type=Path, default=None, help="also write all numbers here")
@@ -375,7 +382,7 @@ def main() -> int:
                 if route_of(server, wl.path) is None:
                     continue
                 try:
-                    runs = [run_wrk(server, wl, tmp, args.seconds, args.connections, args.wrk_cpus)
+                    runs = [run_wrk(server, wl, tmp, args.seconds, args.connections, args.wrk_cpus, args.pipeline)
                             for _ in range(args.repeat)]
                 except BadStatus as e:
                     print(f"  {server.name:11s} {wl.name:38s} FAILED {e}", file=sys.stderr, flush=True)

@@ -4,7 +4,10 @@
 messages on templates without that role, tool dicts as vLLM dumps them, strict assistant
 tool_calls and content-part checks, empty text parts, ``documents`` in the template kwargs,
 SamplingParams checks, completion ``suffix``, Mistral forced tool schemas, SentencePiece
-out-of-range detokenize) with the answer vLLM recorded for them (a 400 where vLLM crashed).
+out-of-range detokenize; then ``chat_template_kwargs`` merged as vLLM merges them, field bounds,
+the schema's after-validators before the model lookup, xgrammar-refused constraints left alone,
+and the derender bodies' own checks) with the answer vLLM recorded for them (a 400 where vLLM
+crashed).
 """
 
 from __future__ import annotations

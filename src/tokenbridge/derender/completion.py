@@ -12,7 +12,7 @@ from tokenbridge.model.context import ModelContext
 from tokenbridge.protocol import lax
 from tokenbridge.protocol.completions import CompletionChoice, CompletionResponse, usage
 from tokenbridge.protocol.engine import DerenderCompletionRequest
-from tokenbridge.protocol.errors import ApiError, validation_error
+from tokenbridge.protocol.errors import ApiError, bad_request, validation_error
 
 
 def handle(model: ModelContext, cfg: ServeConfig, req: DerenderCompletionRequest):
@@ -27,7 +27,7 @@ def _length_error(name: str, n: int, m: int) -> ApiError:
 
 def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderCompletionRequest) -> CompletionResponse:
     responses = req.generate_responses
-    if not responses:
+    if responses is None:
         raise validation_error("body.DerenderCompletionRequest.generate_responses", "missing", "Field required")
     n = len(responses)
     prompt_tokens = req.prompt_tokens
@@ -42,6 +42,8 @@ def derender_completion(model: ModelContext, cfg: ServeConfig, req: DerenderComp
         prompt_ids = [
             None if p is None else lax.token_ids(p, f"body.prompt_token_ids.{i}") for i, p in enumerate(prompt_ids)
         ]
+    if not responses:  # the schema's checks passed; an empty list is the handler's 400
+        raise bad_request("generate_responses must not be empty")
     for r in responses:
         check_choices(model, cfg, r.choices)
     creq = req.completion_request

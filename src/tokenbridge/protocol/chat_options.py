@@ -21,7 +21,8 @@ def template_kwargs(req: Any, cfg: Any, add_generation_prompt: bool, continue_fi
     kw: dict[str, Any] = {"cohere_format": "cmd4"}
     kw.update(cfg.default_chat_template_kwargs)
     user = req.chat_template_kwargs or {}
-    kw.update(user)
+    # vLLM's merge_kwargs: a request value of None or "auto" leaves the key unset.
+    kw.update((k, v) for k, v in user.items() if v is not None and not (type(v) is str and v == "auto"))
     kw["add_generation_prompt"] = add_generation_prompt
     kw["continue_final_message"] = continue_final
     documents = getattr(req, "documents", None)

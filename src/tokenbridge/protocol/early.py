@@ -223,21 +223,32 @@ def check_stop_count(stop: Any, loc: str) -> None:
 
 def check_sampling_fields(data: dict) -> None:
     """Sampling-field constraints of vLLM's request schemas that the msgspec types leave open:
-    at most ``VLLM_MAX_STOP_STRINGS`` stop strings, an int64 ``seed``, a known
-    ``response_format`` type."""
+    at most ``VLLM_MAX_STOP_STRINGS`` stop strings, an int64 ``seed``, ``truncate_prompt_tokens``
+    of at least -1, a known ``response_format`` type and a named ``json_schema``."""
     check_stop_count(data.get("stop"), "body.stop.list[str]")
     seed = data.get("seed")
     if type(seed) is int and not -_INT64 <= seed < _INT64:
         kind, bound = ("less_than_equal", _INT64 - 1) if seed > 0 else ("greater_than_equal", -_INT64)
         raise validation_error("body.seed", kind, f"Input should be {kind.replace('_', ' ')} to {bound}")
+    truncate = data.get("truncate_prompt_tokens")
+    whole = type(truncate) is int or type(truncate) is float and truncate.is_integer()
+    if whole and not -1 <= truncate < _INT64:
+        kind, bound = ("greater_than_equal", -1) if truncate < -1 else ("less_than_equal", _INT64 - 1)
+        raise validation_error("body.truncate_prompt_tokens", kind, f"Input should be {kind.replace('_', ' ')} to {bound}")
     rf = data.get("response_format")
     if isinstance(rf, dict) and rf.get("type") not in _RESPONSE_FORMAT_TYPES:
         raise validation_error("body.response_format.ResponseFormat.type", "literal_error",
                                "Input should be 'text', 'json_object' or 'json_schema'")
+    js = rf.get("json_schema") if isinstance(rf, dict) and rf.get("type") == "json_schema" else None
+    if isinstance(js, dict) and not isinstance(js.get("name"), str):
+        missing = "name" not in js
+        raise validation_error("body.response_format.json_schema.name", "missing" if missing else "string_type",
+                               "Field required" if missing else "Input should be a valid string")
 
 
 def check_tool_definitions(data: dict) -> None:
-    """Chat ``tools``: each a ``function`` tool whose function has a string ``name``."""
+    """Chat ``tools``: each a ``function`` tool whose function has a string ``name`` and, when
+    given, an object of ``parameters``."""
     tools = data.get("tools")
     for i, tool in enumerate(tools if isinstance(tools, list) else ()):
         if not isinstance(tool, dict):
@@ -251,6 +262,8 @@ def check_tool_definitions(data: dict) -> None:
         if not isinstance(fn.get("name"), str):
             raise validation_error(f"body.tools.{i}.function.name", "missing" if "name" not in fn else "string_type",
                                    "Field required" if "name" not in fn else "Input should be a valid string")
+        if fn.get("parameters") is not None and not isinstance(fn["parameters"], dict):
+            raise validation_error(f"body.tools.{i}.function.parameters", "dict_type", "Input should be a valid dictionary")
 
 
 def check_fields(data: dict, field_check: Callable[[dict], None] | None = None) -> None:

@@ -422,7 +422,8 @@ def render_chat(
 ) -> GenerateRequest:
     """Render a chat request; ``origin`` ("chat", "messages", "responses") is the route whose
     body was converted to it (see ``validate_tools``)."""
-    conv.check_tool_call_arguments(req.messages, full=origin == "chat")
+    if origin != "chat":  # a chat body's were checked as it was decoded (``check_chat_request``)
+        conv.check_tool_call_arguments(req.messages, full=False)
     renders_ids = hasattr(model.tokenizer, "render_chat")
     # gpt-oss prompts are built with Harmony, skipping the template's token budget checks.
     harmony = is_harmony_model(model.config)
@@ -443,6 +444,8 @@ def render_chat(
         )
     if not harmony:
         ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
+    if not ids:  # truncate_prompt_tokens=0 leaves none
+        raise bad_request("No token_ids rendered")
     max_tokens = resolve_max_tokens(
         choices.requested, model.generation_defaults, len(ids), req.truncate_prompt_tokens, model.max_model_len
     )

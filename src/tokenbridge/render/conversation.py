@@ -172,12 +172,13 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
     return conv
 
 
-def check_tool_call_arguments(messages: list[dict], full: bool = True) -> None:
+def check_tool_call_arguments(messages: list[dict], full: bool = True, parts: bool = True) -> None:
     """The request schema's assistant ``tool_calls`` entries (``ChatCompletionMessage
     FunctionToolCallParam``): ``id``, ``type`` and ``function`` with string ``name`` and
-    ``arguments`` are all required (custom tool calls are left to the render checks)."""
+    ``arguments`` are all required (custom tool calls are left to the render checks).
+    ``parts``: the content parts too (a derender's ``chat_request`` leaves them unchecked)."""
     for m in messages:
-        if full and isinstance(m, dict) and isinstance(m.get("content"), (list, dict)):
+        if full and parts and isinstance(m, dict) and isinstance(m.get("content"), (list, dict)):
             _check_parts(list(m["content"]))
         calls = m.get("tool_calls") if isinstance(m, dict) else None
         if full and isinstance(calls, (str, dict)) and calls:
@@ -294,12 +295,18 @@ def apply_template(
     final = None
     if continue_final_message:
         conversation, final = _tag_final_message(conversation)
+    if "messages" in kwargs:  # transformers passes the conversation as ``messages`` too
+        raise ApiError(
+            "jinja2.environment.Template.render() got multiple values for keyword argument 'messages'",
+            400, "BadRequestError",
+        )
     ctx = dict(special_tokens)
     ctx.update(kwargs)
     ctx.update(
         messages=conversation,
-        tools=tool_dicts(tools),
-        documents=documents,
+        # A request's chat_template_kwargs "tools" and "documents" win over its own fields.
+        tools=_template_tools(kwargs["tools"]) if "tools" in kwargs else tool_dicts(tools),
+        documents=kwargs.get("documents", documents),
         add_generation_prompt=add_generation_prompt,
         continue_final_message=continue_final_message,
     )
@@ -312,6 +319,21 @@ def apply_template(
     if continue_final_message and final is not None:
         text = _cut_at_final_tag(text, final)
     return text
+
+
+def _template_tools(tools: Any) -> list:
+    """transformers' ``apply_chat_template`` tools: JSON schemas (dicts) as given; anything
+    else it cannot turn into one is a 400 with its message."""
+    try:
+        items = list(tools)
+    except TypeError as e:
+        raise ApiError(str(e), 400, "BadRequestError") from None
+    if not all(isinstance(t, dict) for t in items):
+        raise ApiError(
+            "Tools should either be a JSON schema, or a callable function with type hints and a "
+            "docstring suitable for auto-conversion to a schema.", 400, "BadRequestError",
+        )
+    return items
 
 
 _FINAL_TAG = "CONTINUE_FINAL_MESSAGE_TAG "

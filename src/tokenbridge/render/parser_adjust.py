@@ -112,6 +112,8 @@ def tool_call_structural_tag(
     single_call = parallel_tool_calls is False
     if single_call and not (is_auto and structured_outputs):
         strict_level = max(strict_level, ToolStrictLevel.FUNCTION)
+    if is_auto and structured_outputs and not _xgrammar_may_support(structured_outputs):
+        return None  # vLLM leaves the request's own constraint alone
     declared = [_function(t) for t in tools]
     if is_auto and strict_level == ToolStrictLevel.AUTO and not any(f.get("strict") is True for f in declared):
         return None
@@ -138,6 +140,17 @@ def tool_call_structural_tag(
     if output is not None:
         fmt = st.node("or", elements=[fmt, output])
     return st.serialize(fmt)
+
+
+def _xgrammar_may_support(so: dict) -> bool:
+    """False where vLLM's xgrammar check refuses the request's constraint whatever its content:
+    it looks at a falsy ``choice``, ``json_object``, ``grammar`` or ``structural_tag`` as unset,
+    and refuses a NUL in a regex. (What xgrammar then refuses inside a constraint is not known
+    here.)"""
+    if so.get("regex") is not None:
+        return "\x00" not in so["regex"]
+    return bool(so.get("choice") or so.get("json") is not None or so.get("json_object")
+                or so.get("grammar") or so.get("structural_tag"))
 
 
 def _function(tool: dict) -> dict:

@@ -77,9 +77,13 @@ class Request:
         """The parsed body (``json.loads`` semantics); 400 json_invalid when it is not JSON."""
         return lax.parse_json(self.body)
 
-    def decode(self, typ: type, obj: Any = None) -> Any:
-        """The body as ``typ`` with pydantic-lax coercions; 404 for a model not served."""
+    def decode(self, typ: type, obj: Any = None, after: Callable[[Any], None] | None = None) -> Any:
+        """The body as ``typ`` with pydantic-lax coercions, then ``after`` (the schema's
+        after-validators, which vLLM runs before it looks at the model); 404 for a model not
+        served."""
         obj = lax.convert(self.json() if obj is None else obj, typ)
+        if after is not None:
+            after(obj)
         name = getattr(obj, "model", None)
         if name and name not in self.model.served_names:  # "" is no model named, as in vLLM
             raise not_found_model(name, self.model.served_names)

@@ -39,7 +39,7 @@ from tokenbridge.render.responses import render_responses
 
 def chat_render(r):
     obj = check_chat_body(r.json())
-    req = r.decode(ChatCompletionRequest, obj)
+    req = r.decode(ChatCompletionRequest, obj, check_chat_request)
     check_mm_kwargs(obj)
     rid = r.request_id()
     if rid or req.request_id:
@@ -72,6 +72,11 @@ def responses_render(r):
 def check_chat_body(obj):
     """vLLM's chat before-validators, then the ``messages`` union and the raising fields."""
     return early.check_chat(obj, check_chat_fields)
+
+
+def check_chat_request(req: ChatCompletionRequest) -> None:
+    """The chat schema's after-validator: its assistant tool calls, materialized and checked."""
+    check_tool_call_arguments(req.messages)
 
 
 def check_chat_fields(obj: dict, parts: bool = True) -> None:
@@ -163,7 +168,7 @@ def completion_render(r):
 def chat_completions(r):
     """Render here (on a thread for a large body); the engine part is the coroutine returned."""
     obj = check_chat_body(r.json())
-    req = r.decode(ChatCompletionRequest, obj)
+    req = r.decode(ChatCompletionRequest, obj, check_chat_request)
     check_mm_kwargs(obj)
     gen = render_chat(r.model, r.cfg, req, r.request_id())
     answer = chat_gateway.stream if req.stream else chat_gateway.complete
@@ -212,9 +217,15 @@ def chat_derender(r):
     obj = derender_body(derender_json(r, "generate_response", GenerateResponse), "generate_response")
     if isinstance(obj, dict):  # derender never reads message content
         early.check_chat(obj.get("chat_request"), lambda body: check_chat_fields(body, parts=False))
-    req = r.decode(DerenderChatRequest, obj)
+    req = r.decode(DerenderChatRequest, obj, check_derender_chat_request)
     r.tokens = engine_tokens([req.generate_response] if req.generate_chunk is None else [req.generate_chunk])
     return chat_derender_stage.handle(r.model, r.cfg, req)
+
+
+def check_derender_chat_request(req: DerenderChatRequest) -> None:
+    """The ``chat_request``'s assistant tool calls, as its schema's after-validator checks them."""
+    if req.chat_request is not None and isinstance(req.chat_request.messages, list):
+        check_tool_call_arguments(req.chat_request.messages, parts=False)
 
 
 def completion_derender(r):
