@@ -116,6 +116,8 @@ class ChoiceParser(Stateful):
         tool = self.inner.tool
         if self.calls or (tool is not None and tool.null_content):
             content = None  # quirk blank_content_null_with_calls
+        elif getattr(r, "keeps_empty_content", False):
+            content = ""  # quirk thinking_off_content_kept_empty
         elif self.dropping is not None:
             content = self.dropping.inner.empty_content  # quirk engine_none_keeps_parser_content
         elif self.engine:

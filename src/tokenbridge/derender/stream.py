@@ -209,7 +209,11 @@ class _ChatStream:
              loaded: StreamState | VllmStreamState | None, parsed: bool) -> "_ChatStream":
         chat_req = req.chat_request
         detok = Detokenizer(model.tokenizer, skip_special_tokens(chat_req, parsed))
-        parser = build_choice_parser(model, cfg, chat_req, req.prompt_token_ids, streaming=True) if parsed else None
+        # The engine's prompt ids, as the one-shot answer's parser gets them (vLLM's stream reads
+        # the request's instead, and then disagrees with its own answer where the prompt ended
+        # the reasoning): a stream adds up to the one-shot answer.
+        engine_prompt = req.generate_chunk.prompt_token_ids if req.generate_chunk is not None else None
+        parser = build_choice_parser(model, cfg, chat_req, engine_prompt, streaming=True) if parsed else None
         if isinstance(loaded, StreamState):
             if loaded.parsed != parsed:
                 raise _state_error("it was made without the parser configuration of this server")
@@ -295,7 +299,8 @@ class _ChatStream:
         if finishing:
             st.finished = True
             if self.parser is not None:
-                reason = chat_finish_reason(reason, chat_req.tool_choice, self.parser.calls)
+                # Calls sent, as the one-shot answer counts them (not those a parser dropped).
+                reason = chat_finish_reason(reason, chat_req.tool_choice, self.parser.started_calls > 0)
         return_ids = chat_req is not None and bool(chat_req.return_token_ids) and not hide_metadata
         return ChatChunkChoice(
             index=choice.index,

@@ -14,6 +14,11 @@ VLLM_QUIRKS: dict[str, tuple[str, str]] = {
         "an engine-based pair that finds no call answers the tool parser's content, null when empty",
         "parser/abstract_parser.py Parser._extract_tool_calls (engine-based fallback)",
     ),
+    "thinking_off_content_kept_empty": (
+        "Qwen3 with thinking turned off (the adapter passes the output through): an empty answer "
+        "is \"\" content, whatever the tool parser would leave (MarkerFormat.off_keeps_empty_content)",
+        "parser/qwen3.py extract_reasoning (Qwen3Parser, thinking disabled: the output as content)",
+    ),
     "engine_none_keeps_parser_content": (
         "under tool_choice \"none\" an engine-based parser still parses; its content (and its own "
         "empty value, ToolParser.empty_content) is the answer, its calls are dropped",

@@ -128,6 +128,8 @@ def _serialize(values: dict[str, Any]) -> dict[str, Any]:
     """
     verify(values)
     values = {**values, "skip_reading_prefix_cache": values.get("prompt_logprobs") is not None}
+    if 0 < values.get("temperature", 1.0) < _MIN_TEMPERATURE:
+        values["temperature"] = _MIN_TEMPERATURE
     if values.get("seed") == -1:  # SamplingParams: -1 means no seed
         values["seed"] = None
     if values.get("temperature", 1.0) < _SAMPLING_EPS:
@@ -139,9 +141,15 @@ def _serialize(values: dict[str, Any]) -> dict[str, Any]:
     return msgspec.to_builtins(_WireParams(**values))
 
 
+# SamplingParams raises a positive temperature below this to it (smaller ones overflow).
+_MIN_TEMPERATURE = 1e-2
+
+
 def verify(values: dict[str, Any]) -> None:
     """The rest of ``SamplingParams.__post_init__``'s checks, on the final values."""
     temperature = values.get("temperature", 1.0)
+    if 0 < temperature < _MIN_TEMPERATURE:  # raised before anything looks at it
+        temperature = _MIN_TEMPERATURE
     if not math.isfinite(temperature):
         raise bad_request(f"temperature must be a finite number, got {temperature}.", "temperature", temperature)
     if temperature > 2.0:

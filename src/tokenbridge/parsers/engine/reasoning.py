@@ -58,6 +58,9 @@ class MarkerFormat:
     drop_special_tokens: bool = True
     #: Thinking off means no parsing at all; else the engine runs starting in content.
     off_is_identity: bool = True
+    #: With thinking off, an empty output is ``""`` content whatever the tool parser leaves
+    #: (vLLM's Qwen3Parser hands the output back untouched; others run the engine: null).
+    off_keeps_empty_content: bool = False
     #: Tool-call openers that are text in content (implicit ends are openers too). With tool
     #: parsing skipped, vLLM tracks the opened span: a tool closer inside it stays text.
     tool_open: tuple[str, ...] = ()
@@ -285,6 +288,7 @@ class MarkerEngineParser(_BufferedSplitParser):
         self.held_ws = ""
         self.in_span = False
         self._lexer = _lexer_for(fmt, ctx.vocab)
+        self.keeps_empty_content = not self.thinking and fmt.off_keeps_empty_content
 
     @classmethod
     def reasoning_ended_in_prompt(cls, prompt_token_ids: list[int], ctx: ParseContext) -> bool:

@@ -128,6 +128,7 @@ QWEN3 = MarkerFormat(
     thinking=ENABLE_THINKING_DEFAULT_ON,
     strip_trailing_whitespace=False,
     turn_boundaries=("<|im_start|>", "<|im_end|>"),
+    off_keeps_empty_content=True,
 )
 Qwen3ReasoningParser = register_format(
     MarkerEngineParser, QWEN3, "qwen3", "qwen3_5", "qwen3-thinking", "qwen3_thinking",
