@@ -119,3 +119,20 @@ def test_unsupported_reasoning_effort(effort):
 def test_unknown_role_is_bad_request():
     with pytest.raises(ApiError, match="validation error for Author"):
         render_harmony_ids([{"role": "bogus", "content": "hi"}], None, None)
+
+
+def test_continue_final_message_alone_is_ignored_as_vllm_does():
+    """vLLM refuses continue_final_message with the default add_generation_prompt only where
+    transformers renders the template; a Harmony prompt ignores both flags."""
+    from tokenbridge.config import ServeConfig
+    from tokenbridge.model.context import load_model
+    from tokenbridge.protocol.openai import ChatCompletionRequest
+    from tokenbridge.render.chat import render_chat
+
+    model = load_model(str(MODEL), max_model_len=8192)
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "The"}]
+    plain = render_chat(model, ServeConfig(), ChatCompletionRequest(messages=messages), "a")
+    continued = render_chat(
+        model, ServeConfig(), ChatCompletionRequest(messages=messages, continue_final_message=True), "b"
+    )
+    assert continued.token_ids == plain.token_ids

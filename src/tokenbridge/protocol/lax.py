@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -170,6 +171,8 @@ def _to_int(v: Any, loc: str) -> Any:
             raise validation_error(loc, "finite_number", "Input should be a finite number")
         if v != int(v):
             raise validation_error(loc, "int_from_float", "Input should be a valid integer, got a number with a fractional part")
+        if not -_INT64 <= v < _INT64:  # pydantic-core turns a float into an i64
+            raise validation_error(loc, "int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size")
         return int(v)
     if isinstance(v, str):
         s = v.strip()
@@ -177,12 +180,14 @@ def _to_int(v: Any, loc: str) -> Any:
             return int(s)
         except ValueError:
             pass
-        try:
-            f = float(s)
-        except ValueError:
-            raise validation_error(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer") from None
-        return _to_int(f, loc)
+        if _DECIMAL_ZEROS.fullmatch(s):  # "3.0" is 3; "1e3" and "1.5" are not integers
+            return int(s.split(".", 1)[0])
+        raise validation_error(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer")
     return v
+
+
+_INT64 = 2**63
+_DECIMAL_ZEROS = re.compile(r"[+-]?\d+\.0*")
 
 
 def _to_float(v: Any, loc: str) -> Any:

@@ -424,18 +424,18 @@ def render_chat(
     body was converted to it (see ``validate_tools``)."""
     if origin != "chat":  # a chat body's were checked as it was decoded (``check_chat_request``)
         conv.check_tool_call_arguments(req.messages, full=False)
-    renders_ids = hasattr(model.tokenizer, "render_chat")
+    ids_rendered = renders_ids(model)
     # gpt-oss prompts are built with Harmony, skipping the template's token budget checks.
     harmony = is_harmony_model(model.config)
-    if renders_ids and origin != "responses":  # vLLM's render_responses skips these checks
+    if ids_rendered and origin != "responses":  # vLLM's render_responses skips these checks
         check_mistral_request(req)
     # Harmony and mistral-mode prompts are built from the request itself: no plan is kept.
-    key = None if renders_ids or harmony else chat_plans.key(model, cfg, req, origin)
+    key = None if ids_rendered or harmony else chat_plans.key(model, cfg, req, origin)
     plan = chat_plans.get(key, model, cfg) if key is not None else None
     choices = plan[0] if plan is not None else _choose(model, cfg, req, harmony, origin)
     if harmony:
         ids = render_harmony_ids(req.messages, req.tools, req.reasoning_effort, model.tokenizer)
-    elif renders_ids:
+    elif ids_rendered:
         ids = render_prompt_ids(model, req.messages, choices.tools, choices.kwargs)
     else:
         ids = chat_prompt_ids(
@@ -443,7 +443,7 @@ def render_chat(
             bool(req.add_special_tokens), req.truncate_prompt_tokens, check_length=True,
         )
     if not harmony:
-        ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=renders_ids)
+        ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=ids_rendered)
     if not ids:  # truncate_prompt_tokens=0 leaves none
         raise bad_request("No token_ids rendered")
     max_tokens = resolve_max_tokens(
@@ -488,11 +488,23 @@ def render_chat(
     )
 
 
+def renders_ids(model: ModelContext) -> bool:
+    """The tokenizer renders chats to ids itself (mistral mode), not through a template."""
+    return hasattr(model.tokenizer, "render_chat")
+
+
 def _choose(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, harmony: bool, origin: str) -> _Choices:
     """The checks made before the prompt is rendered, and the tool choice and template kwargs."""
     common_checks(req)
-    if req.add_generation_prompt and req.continue_final_message:
-        raise bad_request("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+    if req.add_generation_prompt and req.continue_final_message and not harmony and not renders_ids(model):
+        # Only the default add_generation_prompt is left (the body check refuses both given):
+        # transformers refuses the pair (mistral-common at render); Harmony prompts ignore both.
+        raise bad_request(
+            "continue_final_message and add_generation_prompt are not compatible. Use "
+            "continue_final_message when you want the model to continue the final message, and "
+            "add_generation_prompt when you want to add a header that will prompt it to start a new "
+            "assistant message instead."
+        )
     requested = req.max_completion_tokens if req.max_completion_tokens is not None else req.max_tokens
     if not harmony:
         check_token_budget(
