@@ -422,7 +422,9 @@ def render_chat(
 ) -> GenerateRequest:
     """Render a chat request; ``origin`` ("chat", "messages", "responses") is the route whose
     body was converted to it (see ``validate_tools``)."""
-    if origin != "chat":  # a chat body's were checked as it was decoded (``check_chat_request``)
+    if origin == "chat":  # its tool calls were checked as it was decoded (``check_chat_request``)
+        conv.check_content_parts(req.messages)
+    else:
         conv.check_tool_call_arguments(req.messages, full=False)
     ids_rendered = renders_ids(model)
     # gpt-oss prompts are built with Harmony, skipping the template's token budget checks.

@@ -54,11 +54,23 @@ _MEDIA_PARTS = ("image_url", "input_image", "audio_url", "input_audio", "video_u
                 "image_embeds", "audio_embeds", "video_embeds", "image_pil")
 
 
-def _check_parts(content: list) -> None:
-    """The request schema's content-part check (every render path, mistral and Harmony too)."""
+def _check_parts(content: list, role: Any = None) -> None:
+    """The request schema's content-part check (every render path, mistral and Harmony too).
+    Only a tool message's parts may be the Responses API's ``input_text``/``output_text``."""
     for part in content:
-        if not (isinstance(part, dict) and part.get("type") in (*_MEDIA_PARTS, "tool_reference", "file")):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_text", "output_text") and role != "tool":
+            raise bad_request("1 validation error for ValidatorIterator\n0.ChatCompletionContentPartTextParam.type\n"
+                              "  Input should be 'text' [type=literal_error]")
+        if kind not in (*_MEDIA_PARTS, "tool_reference", "file"):
             _text_parts([part])
+
+
+def check_content_parts(messages: list[dict]) -> None:
+    """Each message's content parts, as vLLM reads them when it renders a chat body."""
+    for m in messages:
+        if isinstance(m, dict) and isinstance(m.get("content"), (list, dict)):
+            _check_parts(list(m["content"]), m.get("role"))
 
 
 def _text_parts(content: list) -> list[str]:
@@ -149,9 +161,9 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
                     msg["content"] = "\n".join(texts)
             else:  # parts are joined, empty ones dropped
                 msg = {"role": role, "content": "\n".join(t for t in texts if t)}
+        # Only ``reasoning``: the chat schema renames ``reasoning_content`` to it; /tokenize's
+        # does not, and there vLLM leaves it out.
         reasoning = m.get("reasoning")
-        if reasoning is None:
-            reasoning = m.get("reasoning_content")
         if role == "assistant":
             calls = m.get("tool_calls")
             if isinstance(calls, list) and calls:
@@ -179,7 +191,7 @@ def check_tool_call_arguments(messages: list[dict], full: bool = True, parts: bo
     ``parts``: the content parts too (a derender's ``chat_request`` leaves them unchecked)."""
     for m in messages:
         if full and parts and isinstance(m, dict) and isinstance(m.get("content"), (list, dict)):
-            _check_parts(list(m["content"]))
+            _check_parts(list(m["content"]), m.get("role"))
         calls = m.get("tool_calls") if isinstance(m, dict) else None
         if full and isinstance(calls, (str, dict)) and calls:
             calls = list(calls)  # pydantic iterates them: characters, keys

@@ -75,8 +75,9 @@ def check_chat_body(obj):
 
 
 def check_chat_request(req: ChatCompletionRequest) -> None:
-    """The chat schema's after-validator: its assistant tool calls, materialized and checked."""
-    check_tool_call_arguments(req.messages)
+    """The chat schema's after-validator: its assistant tool calls, materialized and checked
+    (the content parts are read, and checked, when the chat is rendered)."""
+    check_tool_call_arguments(req.messages, parts=False)
 
 
 def check_chat_fields(obj: dict, parts: bool = True) -> None:
