@@ -61,6 +61,7 @@ class _Sampling(msgspec.Struct, kw_only=True):
     return_token_offsets: bool | None = False
     length_penalty: float = 1.0
     user: str | None = None
+    watermarking: bool | None = None  # the engine's configured watermark, per request
 
 
 class ChatCompletionRequest(_Sampling, kw_only=True):

@@ -101,6 +101,7 @@ class ResponsesRequest(msgspec.Struct, kw_only=True):
     cache_salt: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)] | None = None
     structured_outputs: Obj | None = None
     vllm_xargs: Obj | None = None
+    watermarking: bool | None = None
     kv_transfer_params: Obj | None = None
     ec_transfer_params: Obj | None = None
     chat_template_kwargs: Obj | None = None

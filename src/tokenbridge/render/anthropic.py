@@ -89,6 +89,7 @@ def to_chat_request(req: MessagesRequest, merge_system: bool, disabled_effort: s
         kv_transfer_params=req.kv_transfer_params,
         ec_transfer_params=req.ec_transfer_params,
         vllm_xargs=req.vllm_xargs,
+        watermarking=req.watermarking,
         chat_template_kwargs=req.chat_template_kwargs,
     )
     if req.stream:

@@ -296,7 +296,7 @@ def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_
     defaults = sampling.resolved_defaults(model.generation_defaults)
     if skip_special is None:
         skip_special = defaults["skip_special_tokens"]
-    values: dict[str, Any] = {"n": req.n}
+    values: dict[str, Any] = {"n": req.n, "watermarking": getattr(req, "watermarking", None)}
     for k, default, cast in defaults["fields"]:
         v = getattr(req, k)
         values[k] = default if v is None else cast(v)
@@ -520,8 +520,15 @@ def _choose(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, h
     tool_choice = validate_tools(
         req, cfg, bool(tool_parser) or model.tokenizer.kind == "mistral" or harmony, origin
     )
+    if tool_choice == "required" and req.tools == []:  # a Responses body without function tools
+        raise bad_request(
+            "tool_choice requires a function call, but tools contains no function tool the model can call.",
+            "tool_choice",
+        )
     kwargs = template_kwargs(req, cfg, req.add_generation_prompt, req.continue_final_message)
-    tools = req.tools if tool_choice != "none" or req.tools else None
+    # A Responses body's function tools reach the template even when there are none ([]).
+    shown = req.tools or (origin == "responses" and req.tools is not None)
+    tools = req.tools if tool_choice != "none" or shown else None
     return _Choices(requested, tool_parser, tool_choice, kwargs, tools)
 
 

@@ -86,7 +86,7 @@ def to_chat_request(req: ResponsesRequest, harmony: bool = False) -> tuple[ChatC
     chat = ChatCompletionRequest(
         model=req.model,
         messages=messages,
-        tools=tools or None,
+        tools=tools if req.tools else None,  # function tools only; [] when there are none
         tool_choice=_tool_choice(req.tool_choice),
         parallel_tool_calls=req.parallel_tool_calls,
         include_reasoning=req.include_reasoning,
@@ -123,6 +123,7 @@ def to_chat_request(req: ResponsesRequest, harmony: bool = False) -> tuple[ChatC
         kv_transfer_params=kv,
         ec_transfer_params=ec,
         vllm_xargs=extra_args,
+        watermarking=req.watermarking,
         media_io_kwargs=req.media_io_kwargs,
         mm_processor_kwargs=req.mm_processor_kwargs,
     )

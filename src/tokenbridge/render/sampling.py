@@ -29,6 +29,7 @@ class _WireParams(msgspec.Struct, omit_defaults=True, kw_only=True):
     frequency_penalty: Any = _PRESENT
     repetition_penalty: Any = _PRESENT
     temperature: Any = _PRESENT
+    watermarking: Any = None
     top_p: Any = _PRESENT
     top_k: Any = 0
     min_p: Any = _PRESENT
