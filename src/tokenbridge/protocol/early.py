@@ -221,11 +221,25 @@ def check_stop_count(stop: Any, loc: str) -> None:
         raise validation_error(loc, "too_long", f"List should have at most {limit} items after validation, not {len(stop)}")
 
 
+_XARG_SCALARS = (str, int, float)  # bool is an int, as pydantic's smart union takes it
+
+
+def check_vllm_xargs(data: dict) -> None:
+    """``vllm_xargs``: each value a string, number, or list of those (vLLM's schema)."""
+    xargs = data.get("vllm_xargs")
+    if not isinstance(xargs, dict):
+        return
+    for key, v in xargs.items():
+        if not (isinstance(v, _XARG_SCALARS) or isinstance(v, list) and all(isinstance(e, _XARG_SCALARS) for e in v)):
+            raise validation_error(f"body.vllm_xargs.{key}", "string_type", "Input should be a valid string")
+
+
 def check_sampling_fields(data: dict) -> None:
     """Sampling-field constraints of vLLM's request schemas that the msgspec types leave open:
     at most ``VLLM_MAX_STOP_STRINGS`` stop strings, an int64 ``seed``, ``truncate_prompt_tokens``
     of at least -1, a known ``response_format`` type and a named ``json_schema``."""
     check_stop_count(data.get("stop"), "body.stop.list[str]")
+    check_vllm_xargs(data)
     seed = data.get("seed")
     if type(seed) is int and not -_INT64 <= seed < _INT64:
         kind, bound = ("less_than_equal", _INT64 - 1) if seed > 0 else ("greater_than_equal", -_INT64)

@@ -79,7 +79,7 @@ class ChatCompletionRequest(_Sampling, kw_only=True):
     chat_template: str | None = None
     chat_template_kwargs: Obj | None = None
     documents: list[Obj] | None = None
-    media_io_kwargs: Obj | None = None
+    media_io_kwargs: dict[str, Obj] | None = None
     mm_processor_kwargs: Obj | None = None
 
 
@@ -106,7 +106,7 @@ class TokenizeRequest(msgspec.Struct, kw_only=True):
     return_token_strs: bool | None = False
     chat_template: str | None = None
     chat_template_kwargs: Obj | None = None
-    media_io_kwargs: Obj | None = None
+    media_io_kwargs: dict[str, Obj] | None = None
     mm_processor_kwargs: Obj | None = None
 
 

@@ -105,7 +105,7 @@ class ResponsesRequest(msgspec.Struct, kw_only=True):
     kv_transfer_params: Obj | None = None
     ec_transfer_params: Obj | None = None
     chat_template_kwargs: Obj | None = None
-    media_io_kwargs: Obj | None = None
+    media_io_kwargs: dict[str, Obj] | None = None
     mm_processor_kwargs: Obj | None = None
     mm_payload: Literal["tensors", "none"] = "tensors"
 

@@ -47,6 +47,8 @@ def check_named_tool(chat: ChatCompletionRequest, cfg: ServeConfig) -> None:
     choice = chat.tool_choice
     if not isinstance(choice, dict) or not cfg.tool_call_parser or not cfg.enable_auto_tool_choice:
         return
+    if not chat.tools:  # vLLM constrains calls only when there are tools
+        return
     name = choice["function"]["name"]
     if name in {(t.get("function") or {}).get("name") for t in chat.tools or []}:
         return

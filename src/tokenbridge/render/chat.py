@@ -317,7 +317,7 @@ def sampling_values(req: Any, model: ModelContext, max_tokens: int | None, skip_
         "structured_outputs": sampling.structured_outputs(req.response_format, req.structured_outputs),
         "logit_bias": sampling.logit_bias(req.logit_bias),
         "allowed_token_ids": req.allowed_token_ids,
-        "extra_args": req.vllm_xargs,
+        "extra_args": sampling.extra_args(req.vllm_xargs),
         "bad_words": list(req.bad_words or ()),
         "thinking_token_budget": req.thinking_token_budget,
         "repetition_detection": req.repetition_detection,

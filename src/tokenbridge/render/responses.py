@@ -15,6 +15,7 @@ from tokenbridge.protocol import response_items
 from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.protocol.responses import NAMESPACE_SEPARATOR, ResponsesRequest
+from tokenbridge.render import sampling
 from tokenbridge.render.chat import check_token_budget, random_id, render_chat
 from tokenbridge.render.harmony import BUILTIN_TOOL_TYPES, flatten_text, is_harmony_model
 
@@ -48,6 +49,8 @@ def render_responses(model: ModelContext, cfg: ServeConfig, req: ResponsesReques
     out.request_id = req.request_id if req.request_id is not None else f"resp_{random_id()}"
     if extra_args is None:
         out.sampling_params.pop("extra_args", None)
+    else:  # the Responses schema hands on its extra args as built, even empty
+        out.sampling_params["extra_args"] = sampling.extra_args(extra_args) or {}
     out.reasoning_ended = None
     out.parse_context = None
     out.stream_options = None

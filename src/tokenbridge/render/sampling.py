@@ -223,6 +223,21 @@ def logit_bias(bias: dict[str, float] | None) -> dict[int, float] | None:
     return out
 
 
+def extra_args(xargs: dict | None) -> dict | None:
+    """``vllm_xargs`` as vLLM's schema hands them on: booleans as ints, empty as none."""
+    if not xargs:
+        return None
+    return {k: _xarg(v) for k, v in xargs.items()}
+
+
+def _xarg(v: Any) -> Any:
+    if type(v) is bool:
+        return int(v)
+    if type(v) is list:
+        return [int(e) if type(e) is bool else e for e in v]
+    return v
+
+
 def structured_outputs(response_format: dict | None, structured: dict | None) -> dict | None:
     """``structured_outputs`` with ``response_format`` applied over it, as vLLM merges them;
     more than one kind of constraint is vLLM's 400."""

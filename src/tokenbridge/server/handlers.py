@@ -54,8 +54,11 @@ def chat_render(r):
 
 
 def messages_render(r):
+    obj = r.json()
+    if isinstance(obj, dict):
+        early.check_vllm_xargs(obj)
     try:
-        req = r.decode(anthropic_protocol.MessagesRequest)
+        req = r.decode(anthropic_protocol.MessagesRequest, obj)
     except ApiError as e:
         raise anthropic_protocol.tag_thinking_loc(e, r.body) from None
     anthropic_protocol.validate(req)
@@ -66,7 +69,11 @@ def responses_render(r):
     # vLLM ignores X-Request-Id here: the id is the body's request_id or a fresh resp_ one.
     obj = r.json()
     check_response_shapes(obj)
-    return render_responses(r.model, r.cfg, r.decode(ResponsesRequest, obj))
+    if isinstance(obj, dict):
+        early.check_vllm_xargs(obj)
+    req = r.decode(ResponsesRequest, obj)
+    check_mm_kwargs(obj)
+    return render_responses(r.model, r.cfg, req)
 
 
 def check_chat_body(obj):
