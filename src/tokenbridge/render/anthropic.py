@@ -24,8 +24,8 @@ from tokenbridge.protocol.errors import ApiError, bad_request
 from tokenbridge.parsers import registry
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.render.chat import render_chat
+from tokenbridge.render.conversation import BILLING_HEADER
 
-_BILLING_HEADER = "x-anthropic-billing-header"
 _EFFORTS = ("low", "medium", "high", "xhigh", "max")
 # Per-model answers of vLLM's two template probes, keyed by id(ModelContext).
 _merge_inline_system: dict[int, bool] = {}
@@ -124,7 +124,7 @@ def _system_parts(req: MessagesRequest, merge_system: bool) -> list[str]:
         if req.system:
             parts.append(req.system)
     elif req.system:
-        parts.extend(b.text for b in req.system if b.type == "text" and b.text and not b.text.startswith(_BILLING_HEADER))
+        parts.extend(b.text for b in req.system if b.type == "text" and b.text and not b.text.startswith(BILLING_HEADER))
     if merge_system:
         parts.extend(t for m in req.messages if m.role == "system" and (t := _system_text(m.content)))
     return parts
@@ -133,8 +133,8 @@ def _system_parts(req: MessagesRequest, merge_system: bool) -> list[str]:
 def _system_text(content: str | list[ContentBlock]) -> str | None:
     """A system message's text without Claude Code's per-request billing header."""
     if isinstance(content, str):
-        return None if content.startswith(_BILLING_HEADER) else content
-    parts = [b.text for b in content if b.type == "text" and b.text and not b.text.startswith(_BILLING_HEADER)]
+        return None if content.startswith(BILLING_HEADER) else content
+    parts = [b.text for b in content if b.type == "text" and b.text and not b.text.startswith(BILLING_HEADER)]
     return "".join(parts) if parts else None
 
 

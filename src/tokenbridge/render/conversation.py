@@ -140,6 +140,29 @@ def as_parsed_by_vllm(messages: list[dict]) -> list[dict]:
     return out
 
 
+BILLING_HEADER = "x-anthropic-billing-header"
+
+
+def _without_billing_header(content: Any) -> Any:
+    """A system message's text parts without Claude Code's first line ``x-anthropic-billing-
+    header: ...`` (its per-request hash would defeat prefix caching); a part left empty goes."""
+    if isinstance(content, str):
+        if not content.startswith(BILLING_HEADER):
+            return content
+        rest = content.partition("\n")[2]
+        return [{"type": "text", "text": rest}] if rest else []
+    if not isinstance(content, list):
+        return content
+    out = []
+    for part in content:
+        text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else None
+        if not (isinstance(text, str) and text.startswith(BILLING_HEADER)):
+            out.append(part)
+        elif rest := text.partition("\n")[2]:
+            out.append({**part, "text": rest})
+    return out
+
+
 def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
     """The conversation the template sees, built field by field as vLLM's
     ``parse_chat_message_content`` builds it: null content is empty, text parts are joined
@@ -151,6 +174,8 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
             raise bad_request("Each message must be an object with a role.")
         role = m["role"]
         content = m.get("content")
+        if role == "system" and content:
+            content = _without_billing_header(content)
         if content_format != "openai" and isinstance(content, str):  # most messages: one string
             msg: dict[str, Any] = {"role": role, "content": content}
         else:
