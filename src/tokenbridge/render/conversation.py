@@ -73,6 +73,12 @@ def check_content_parts(messages: list[dict]) -> None:
             _check_parts(list(m["content"]), m.get("role"))
 
 
+class ToolReference(str):
+    """A ``tool_reference`` part's tool name: text to a template that joins the parts, a
+    ``{"type": "tool_reference"}`` part to one that reads them (and a tool message keeps its
+    parts then)."""
+
+
 def _text_parts(content: list) -> list[str]:
     """The text of each content part, as vLLM's request schema and
     ``parse_chat_message_content_part`` read them (every part an object with a ``type``)."""
@@ -82,6 +88,10 @@ def _text_parts(content: list) -> list[str]:
             raise bad_request("1 validation error for ValidatorIterator\n0.ChatCompletionContentPartTextParam\n"
                               "  Input should be a valid dictionary [type=dict_type]")
         kind = part.get("type")
+        if kind == "tool_reference":  # a deferred tool's name, which the template expands
+            if isinstance(part.get("name"), str):
+                out.append(ToolReference(part["name"]))
+            continue
         key = _TEXT_KEYS.get(kind) if isinstance(kind, str) else None
         if key is None:
             if kind not in _MEDIA_PARTS:
@@ -181,8 +191,11 @@ def prepare_messages(messages: list[dict], content_format: str) -> list[dict]:
         else:
             texts = [content] if isinstance(content, str) else _text_parts(content or [])
             if content_format == "openai":
-                msg = {"role": role, "content": [{"type": "text", "text": t} for t in texts]}
-                if role == "tool":
+                msg = {"role": role, "content": [
+                    {"type": "tool_reference", "name": str(t)} if type(t) is ToolReference else {"type": "text", "text": t}
+                    for t in texts
+                ]}
+                if role == "tool" and not any(type(t) is ToolReference for t in texts):
                     msg["content"] = "\n".join(texts)
             else:  # parts are joined, empty ones dropped
                 msg = {"role": role, "content": "\n".join(t for t in texts if t)}
