@@ -46,3 +46,13 @@ def test_matches_vllm(servers, i):
     status, body = _post(servers.port("qwen3"), ROUTES[case["route"]], case["body"], f"case{i}")
     assert status == case["status"]
     assert _normalize(status, body) == _normalize(case["status"], case["response"])
+
+
+@pytest.mark.parametrize(("profile", "status"), [("qwen3", 400), ("gpt-oss", 200)])
+def test_responses_mm_kwargs_are_refused_where_vllm_preprocesses_the_chat(servers, profile, status):
+    """vLLM refuses per-request mm kwargs in its chat preprocessing, which its Harmony
+    Responses path does not run (recorded: 400 on qwen3, 200 on gpt-oss)."""
+    model = {"qwen3": "Qwen/Qwen3-8B", "gpt-oss": "openai/gpt-oss-20b"}[profile]
+    got, body = _post(servers.port(profile), ROUTES["responses"],
+                      {"model": model, "input": "q", "mm_processor_kwargs": {"a": 1}}, "mm")
+    assert got == status, body

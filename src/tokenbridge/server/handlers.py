@@ -72,7 +72,8 @@ def responses_render(r):
     if isinstance(obj, dict):
         early.check_vllm_xargs(obj)
     req = r.decode(ResponsesRequest, obj)
-    check_mm_kwargs(obj)
+    if not is_harmony_model(r.model.config):  # vLLM's Harmony path skips its chat preprocessing
+        check_mm_kwargs(obj)
     return render_responses(r.model, r.cfg, req)
 
 
