@@ -57,11 +57,10 @@ def messages_render(r):
     obj = r.json()
     if isinstance(obj, dict):
         early.check_vllm_xargs(obj)
-    try:
-        req = r.decode(anthropic_protocol.MessagesRequest, obj)
+    try:  # the schema's validators run before the model is looked up
+        req = r.decode(anthropic_protocol.MessagesRequest, obj, anthropic_protocol.validate)
     except ApiError as e:
         raise anthropic_protocol.tag_thinking_loc(e, r.body) from None
-    anthropic_protocol.validate(req)
     return render_messages(r.model, r.cfg, req, r.request_id())
 
 
