@@ -446,6 +446,8 @@ def render_chat(
         )
     if not harmony:
         ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=ids_rendered)
+    elif origin == "responses" and req.truncate_prompt_tokens is not None:  # truncation "auto"
+        ids = fit_prompt(ids, req.truncate_prompt_tokens, model.max_model_len, exact_count=True)
     if not ids:  # truncate_prompt_tokens=0 leaves none
         raise bad_request("No token_ids rendered")
     max_tokens = resolve_max_tokens(

@@ -64,7 +64,8 @@ def to_chat_request(req: ResponsesRequest, harmony: bool = False) -> tuple[ChatC
     own Responses-to-Harmony conversion does, and only function tools are shown."""
     continue_final = _continues_final_message(req.input)
     messages: list[dict] = []
-    if req.instructions:
+    # Harmony shows empty instructions ("# Instructions" and nothing) above the tools.
+    if req.instructions or (harmony and req.instructions == "" and harmony_tools(req.tools or [])):
         messages.append({"role": "system", "content": req.instructions})
     if isinstance(req.input, str):
         messages.append({"role": "user", "content": req.input})
