@@ -436,7 +436,8 @@ def render_chat(
     plan = chat_plans.get(key, model, cfg) if key is not None else None
     choices = plan[0] if plan is not None else _choose(model, cfg, req, harmony, origin)
     if harmony:
-        ids = render_harmony_ids(req.messages, req.tools, req.reasoning_effort, model.tokenizer)
+        ids = render_harmony_ids(req.messages, req.tools, req.reasoning_effort, model.tokenizer,
+                                 keep_empty_answers=origin == "responses")
     elif ids_rendered:
         ids = render_prompt_ids(model, req.messages, choices.tools, choices.kwargs)
     else:

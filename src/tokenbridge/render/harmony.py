@@ -81,8 +81,11 @@ def developer_message(instructions: str | None, tools: list[dict] | None = None)
     return Message.from_role_and_content(Role.DEVELOPER, content)
 
 
-def conversation_messages(messages: list[dict]) -> list:
-    """Chat Completions messages -> Harmony messages (vLLM's ``parse_chat_inputs_to_harmony_messages``)."""
+def conversation_messages(messages: list[dict], keep_empty_answers: bool = False) -> list:
+    """Chat Completions messages -> Harmony messages (vLLM's ``parse_chat_inputs_to_harmony_messages``).
+
+    ``keep_empty_answers``: an assistant message without text stays an empty ``final`` message
+    (vLLM's Responses conversion keeps it; its chat one drops it)."""
     from openai_harmony import Author, Message, Role, TextContent
 
     tool_names = {
@@ -129,6 +132,8 @@ def conversation_messages(messages: list[dict]) -> list:
             if role == "assistant":
                 if parts and parts[0].text:
                     out.append(Message.from_role_and_contents(role, parts).with_channel("final"))
+                elif keep_empty_answers and "content" in m:  # a message, not a reasoning item
+                    out.append(Message.from_role_and_content(Role.ASSISTANT, "").with_channel("final"))
             elif role in ("system", "developer"):
                 instructions = flatten_text(m.get("content"))
                 if instructions is not None:
@@ -185,7 +190,8 @@ def legacy_tool_call_headers(encoding: Any, ids: list[int]) -> list[int]:
 
 
 def render_harmony_ids(
-    messages: list[dict], tools: list[dict] | None, reasoning_effort: str | None, vocab: Any = None
+    messages: list[dict], tools: list[dict] | None, reasoning_effort: str | None, vocab: Any = None,
+    keep_empty_answers: bool = False,
 ) -> list[int]:
     """Chat messages (and tools, ``None`` to leave them out) -> gpt-oss prompt ids."""
     from openai_harmony import Conversation, RenderConversationConfig, Role
@@ -199,7 +205,7 @@ def render_harmony_ids(
     harmony = [system_message(reasoning_effort)]
     if instructions or tools:
         harmony.append(developer_message(instructions, tools))
-    harmony += conversation_messages(rest)
+    harmony += conversation_messages(rest, keep_empty_answers)
     encoding = harmony_encoding(vocab)
     ids = encoding.render_conversation_for_completion(
         Conversation.from_messages(drop_answered_analysis(harmony)),
