@@ -187,6 +187,11 @@ def harmony_messages(items: list[dict]) -> list[dict]:
             call_id = item.get("call_id")
             if call_id not in calls:
                 raise _harmony_input_error(f"No call message found for {call_id}")
+            if isinstance(item.get("output"), list):  # Harmony's Message takes text content only
+                raise _harmony_input_error(
+                    "1 validation error for Message\ncontent.0\n  Input should be a valid dictionary or "
+                    "instance of Content [type=model_type]"
+                )
             out.append({"role": "tool", "tool_call_id": call_id, "content": item.get("output")})
         elif kind == "reasoning":
             content = item.get("content")
