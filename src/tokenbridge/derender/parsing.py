@@ -116,7 +116,7 @@ class ChoiceParser(Stateful):
         tool = self.inner.tool
         if self.calls or (tool is not None and tool.null_content):
             content = None  # quirk blank_content_null_with_calls
-        elif getattr(r, "keeps_empty_content", False):
+        elif r is not None and r.keeps_empty_content:
             content = ""  # quirk thinking_off_content_kept_empty
         elif self.dropping is not None:
             content = self.dropping.inner.empty_content  # quirk engine_none_keeps_parser_content

@@ -216,6 +216,9 @@ class ReasoningParser(Stateful):
     #: or ``""`` (e.g. R1's reasoning, the identity parser's content). Read after ``finish``.
     empty_reasoning: str | None = None
     empty_content: str | None = None
+    #: An empty answer is ``""`` content whatever the tool parser leaves (quirk
+    #: thinking_off_content_kept_empty).
+    keeps_empty_content: bool = False
 
     #: The parser reads the Harmony encoding (``ParseContext.harmony``).
     uses_harmony: ClassVar[bool] = False

@@ -50,7 +50,7 @@ def check_named_tool(chat: ChatCompletionRequest, cfg: ServeConfig) -> None:
     if not chat.tools:  # vLLM constrains calls only when there are tools
         return
     name = choice["function"]["name"]
-    if name in {(t.get("function") or {}).get("name") for t in chat.tools or []}:
+    if name in {(t.get("function") or {}).get("name") for t in chat.tools}:
         return
     rules = registry.tool_render_rules(cfg.tool_call_parser)
     if rules.structural_tag is not None:

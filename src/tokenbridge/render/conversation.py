@@ -346,10 +346,7 @@ def apply_template(
     if continue_final_message:
         conversation, final = _tag_final_message(conversation)
     if "messages" in kwargs:  # transformers passes the conversation as ``messages`` too
-        raise ApiError(
-            "jinja2.environment.Template.render() got multiple values for keyword argument 'messages'",
-            400, "BadRequestError",
-        )
+        raise bad_request("jinja2.environment.Template.render() got multiple values for keyword argument 'messages'")
     ctx = dict(special_tokens)
     ctx.update(kwargs)
     ctx.update(
@@ -377,11 +374,11 @@ def _template_tools(tools: Any) -> list:
     try:
         items = list(tools)
     except TypeError as e:
-        raise ApiError(str(e), 400, "BadRequestError") from None
+        raise bad_request(str(e)) from None
     if not all(isinstance(t, dict) for t in items):
-        raise ApiError(
+        raise bad_request(
             "Tools should either be a JSON schema, or a callable function with type hints and a "
-            "docstring suitable for auto-conversion to a schema.", 400, "BadRequestError",
+            "docstring suitable for auto-conversion to a schema."
         )
     return items
 

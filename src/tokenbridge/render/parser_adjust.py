@@ -17,7 +17,7 @@ from typing import Any
 
 from tokenbridge.parsers import registry
 from tokenbridge.parsers.declare import RenderRules, ToolStrictLevel
-from tokenbridge.protocol.errors import ApiError
+from tokenbridge.protocol.errors import bad_request
 from tokenbridge.render import structural_tags as st
 
 # Fields a Harmony output constraint clears when it becomes a structural tag.
@@ -133,7 +133,7 @@ def tool_call_structural_tag(
         resolved = [t for t in resolved if t.name == name]
         mode = "forced"
         if len(resolved) > 1:  # xgrammar's builtin structural tag refuses an ambiguous name
-            raise ApiError("Forced tool choice must resolve to exactly one tool.")
+            raise bad_request("Forced tool choice must resolve to exactly one tool.")
     if rules.grammar is None:  # Harmony's channels, built by render
         fmt = st.harmony_tool_call_format(resolved, mode)
     else:

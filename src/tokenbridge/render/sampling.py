@@ -127,10 +127,10 @@ def _serialize(values: dict[str, Any]) -> dict[str, Any]:
     Greedy sampling resets top_p/top_k/min_p to the struct's own default objects, which
     omit-defaults then drops; prompt logprobs turn off prefix-cache reads.
     """
-    verify(values)
     values = {**values, "skip_reading_prefix_cache": values.get("prompt_logprobs") is not None}
-    if 0 < values.get("temperature", 1.0) < _MIN_TEMPERATURE:
+    if 0 < values.get("temperature", 1.0) < _MIN_TEMPERATURE:  # raised before anything looks at it
         values["temperature"] = _MIN_TEMPERATURE
+    verify(values)
     if values.get("seed") == -1:  # SamplingParams: -1 means no seed
         values["seed"] = None
     if values.get("temperature", 1.0) < _SAMPLING_EPS:
@@ -149,8 +149,6 @@ _MIN_TEMPERATURE = 1e-2
 def verify(values: dict[str, Any]) -> None:
     """The rest of ``SamplingParams.__post_init__``'s checks, on the final values."""
     temperature = values.get("temperature", 1.0)
-    if 0 < temperature < _MIN_TEMPERATURE:  # raised before anything looks at it
-        temperature = _MIN_TEMPERATURE
     if not math.isfinite(temperature):
         raise bad_request(f"temperature must be a finite number, got {temperature}.", "temperature", temperature)
     if temperature > 2.0:
