@@ -1,16 +1,27 @@
 """A kept chat plan changes speed, never answers: each corpus chat render, made right after a
-render of the same fields with other messages (which keeps the plan), gets vLLM's recorded
-answer; the plan's key tells apart what the answer depends on."""
+render of the same fields with other messages (which keeps the plan, and the body's shape),
+gets vLLM's recorded answer; the plan's key tells apart what the answer depends on; a known
+shape renders a plain conversation as the full render does."""
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
-from tests.conftest import PROFILES, corpus_cases, replay
+from tests.conftest import MODELS, PROFILES, corpus_cases, replay
+from tokenbridge.cli import parse_serve_args
 from tokenbridge.config import ServeConfig
 from tokenbridge.protocol.openai import ChatCompletionRequest
-from tokenbridge.render.chat import ChatPlans
+from tokenbridge.render.chat import render_known_chat
+from tokenbridge.render.chat_plans import ChatPlans, chat_shapes, plain_conversation
+from tokenbridge.server.answer_memo import AnswerMemo
+from tokenbridge.server.run import build
+
+PATH = "/v1/chat/completions/render"
 
 SEED_MESSAGES = [{"role": "user", "content": "Hello"}]
 
@@ -59,3 +70,79 @@ def test_a_plan_is_found_only_for_the_model_and_config_it_was_made_for():
     assert plans.get(key, model, cfg) == ("choices", "assembly")
     assert plans.get(key, object(), cfg) is None
     assert plans.get(key, model, ServeConfig()) is None
+
+
+# ------------------------------------------------------------------ chat shapes
+
+
+def test_a_plain_conversation_is_text_messages_of_the_plain_roles_only():
+    def plain(messages) -> bool:
+        return plain_conversation(json.dumps(messages).encode()) is not None
+
+    assert plain([{"role": "system", "content": ""}, {"role": "user", "content": "hi"},
+                  {"role": "assistant", "content": "yo"}])
+    assert plain([{"content": "hi", "role": "user"}])
+    assert not plain([])
+    assert not plain({"role": "user", "content": "hi"})
+    assert not plain([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+    assert not plain([{"role": "user", "content": "hi", "name": "bob"}])
+    assert not plain([{"role": "tool", "content": "42"}])
+    assert not plain([{"role": "developer", "content": "be terse"}])
+    assert not plain([{"role": "assistant", "content": None}])
+    assert not plain([{"role": "user"}])
+    assert plain_conversation(b'[{"role":"user","content":"\\ud800"}]') is None  # json.loads only
+
+
+@pytest.fixture(scope="module")
+def apps():
+    """Servers as ``tokenbridge serve`` builds them (in-process): a template minijinja renders,
+    and one Jinja2 renders that reads the clock."""
+    def app(folder: str, *flags: str):
+        a = build(parse_serve_args([str(MODELS / folder), "--served-model-name", "m", *flags]))
+        a.answer_memo = AnswerMemo(0)
+        return a
+    return {
+        "qwen3": app("qwen3", "--tool-call-parser", "hermes", "--enable-auto-tool-choice", "--reasoning-parser", "qwen3"),
+        "llama3": app("llama3", "--tool-call-parser", "llama3_json", "--enable-auto-tool-choice"),
+    }
+
+
+TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Weather of a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+# The fields beside the messages: the shapes a conversation is rendered with.
+SHAPES = [
+    {},
+    {"max_tokens": 7, "temperature": 0.2, "stream": True, "stream_options": {"include_usage": True}},
+    {"tools": [TOOL], "tool_choice": "auto", "chat_template_kwargs": {"enable_thinking": False}},
+    {"add_generation_prompt": False, "continue_final_message": True, "max_completion_tokens": 40000},
+    {"request_id": "mine", "logprobs": True, "top_logprobs": 2, "echo": True, "add_special_tokens": True},
+]
+_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40) | st.sampled_from([
+    "", " ", "<think>\nhm\n</think>\n\nok", "<|im_end|>", "<tool_call>", "x-anthropic-billing-header: a\nrest",
+    "<|eot_id|>", "Ünïcødé 👩‍👩‍👧 ", "\n\n",
+])
+conversations = st.lists(
+    st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant"]), "content": _text}),
+    min_size=1, max_size=5,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(profile=st.sampled_from(["qwen3", "llama3"]), shape=st.sampled_from(SHAPES), conversation=conversations)
+def test_a_known_shape_renders_a_plain_conversation_as_the_full_render_does(apps, profile, shape, conversation):
+    app = apps[profile]
+    body = json.dumps({"model": "m", "messages": conversation, **shape}).encode()
+    headers = {b"content-type": b"application/json", b"x-request-id": b"r-1"}
+    chat_shapes.__init__()
+    status, _, full = app.answer("POST", PATH, headers, body)  # the full render; keeps the shape if it succeeds
+    event(f"{profile}: {status}")
+    known = chat_shapes.look_up(body, app.model, app.cfg)
+    assert known is not None and known.conversation is None or known.shape is not None
+    if status != 200:
+        assert known.shape is None
+        return
+    assert known.shape is not None and known.conversation == conversation
+    lane = render_known_chat(app.model, app.cfg, known.shape, known.conversation, "r-1")
+    assert msgspec.json.encode(lane) == full
+    again = app.answer("POST", PATH, headers, body)
+    assert again[0] == 200 and again[2] == full

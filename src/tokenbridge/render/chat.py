@@ -18,6 +18,7 @@ from tokenbridge.protocol.ids import random_hex
 from tokenbridge.protocol.openai import ChatCompletionRequest
 from tokenbridge.render import conversation as conv
 from tokenbridge.render import parser_adjust, sampling
+from tokenbridge.render.chat_plans import Assembly, ChatShape, Choices, chat_plans, chat_shapes
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 
 
@@ -342,86 +343,17 @@ def transfer_params(req: Any) -> tuple[Any, Any]:
     )
 
 
-class _Choices(NamedTuple):
-    """What the fields other than the messages decide before the prompt is rendered."""
-
-    requested: int | None  # max_completion_tokens, else max_tokens
-    tool_parser: str | None
-    tool_choice: Any
-    kwargs: dict  # template kwargs
-    tools: list[dict] | None  # handed to the template
-
-
-class _Assembly(NamedTuple):
-    """What they decide after it: the sampling values (``max_tokens`` is the prompt's) and the
-    answer's fixed parts."""
-
-    values: dict
-    reasoning_parser: Any  # the class that decides ``reasoning_ended`` from the prompt, or None
-    reasoning_ended: bool | None  # when no parser decides it
-    reasoning_kwargs: dict | None
-    tools: list[dict] | None  # the parse context's
-    transfer: tuple[Any, Any]
-    stream_options: dict | None
-
-
-class ChatPlans:
-    """Each chat request's choices and assembly, kept per exact value of its fields other than
-    ``messages`` and ``request_id``.
-
-    Those fields are what the checks, the tool choice, the template kwargs and the sampling
-    values are made of, and most requests repeat them: a conversation resends them with every
-    turn, a client with a fixed set-up sends them with every prompt. The key is their
-    MessagePack (which keeps int, float and bool apart, and key order), the model's and the
-    server config's identity and the route. An entry is kept only once a render passed every
-    check it holds, so a request that finds one can only fail on its messages, in the order a
-    full render would have failed on them. Nothing in an entry is changed by a render or an
-    answer. Bounded by size (an entry is counted at ``ENTRY_BYTES_PER_KEY_BYTE`` times its key:
-    the plan holds the same tools, kwargs and values again).
-    """
-
-    MAX_BYTES = 1 << 20
-    MAX_ENTRIES = 256
-    ENTRY_BYTES_PER_KEY_BYTE = 4
-    _EXCLUDED = tuple(ChatCompletionRequest.__struct_fields__.index(f) for f in ("messages", "request_id"))
-
-    def __init__(self) -> None:
-        self._plans: BoundedLRU[bytes, tuple[ModelContext, ServeConfig, _Choices, _Assembly]] = BoundedLRU(
-            self.MAX_BYTES, self.MAX_ENTRIES, name="chat_plans"
-        )
-
-    def key(self, model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, origin: str) -> bytes | None:
-        fields = list(msgspec.structs.astuple(req))
-        for i in self._EXCLUDED:
-            fields[i] = None
-        try:
-            return _pack((id(model), id(cfg), origin, fields))
-        except (TypeError, ValueError, OverflowError):
-            return None
-
-    def get(self, key: bytes, model: ModelContext, cfg: ServeConfig) -> tuple[_Choices, _Assembly] | None:
-        entry = self._plans.get(key)
-        if entry is None or entry[0] is not model or entry[1] is not cfg:
-            return None
-        return entry[2], entry[3]
-
-    def put(self, key: bytes, model: ModelContext, cfg: ServeConfig, choices: _Choices, assembly: _Assembly) -> None:
-        self._plans.put_many([(key, (model, cfg, choices, assembly), self.ENTRY_BYTES_PER_KEY_BYTE * len(key))])
-
-
-_pack = msgspec.msgpack.Encoder().encode
-chat_plans = ChatPlans()
-
-
 def render_chat(
     model: ModelContext,
     cfg: ServeConfig,
     req: ChatCompletionRequest,
     request_id: str | None,
     origin: str = "chat",
+    shape_key: tuple | None = None,
 ) -> GenerateRequest:
     """Render a chat request; ``origin`` ("chat", "messages", "responses") is the route whose
-    body was converted to it (see ``validate_tools``)."""
+    body was converted to it (see ``validate_tools``). ``shape_key``: the chat body's key in
+    ``chat_shapes``, which keeps what its other fields decided once the render succeeds."""
     if origin == "chat":  # its tool calls were checked as it was decoded (``check_chat_request``)
         conv.check_content_parts(req.messages)
     else:
@@ -460,6 +392,39 @@ def render_chat(
         assembly = _assemble(model, cfg, req, choices, harmony, origin)
         if key is not None:
             chat_plans.put(key, model, cfg, choices, assembly)
+    gen = _answer(model, req, choices, assembly, ids, max_tokens, request_id, harmony,
+                  history_tool_call_count(req.messages))
+    if shape_key is not None and key is not None and req.truncate_prompt_tokens is None and req.chat_template is None \
+            and choices.kwargs.get("chat_template") is None:
+        shape = ChatShape(model, cfg, msgspec.structs.replace(req, messages=[]), choices, assembly,
+                          renders_purely(model, cfg, req))
+        chat_shapes.put(shape_key, shape)
+    return gen
+
+
+def render_known_chat(model: ModelContext, cfg: ServeConfig, shape: ChatShape, conversation: list[dict],
+                      request_id: str | None) -> GenerateRequest:
+    """``render_chat`` of a chat body whose other fields were rendered before (``shape``) and
+    whose messages are plain text (``chat_plans.plain_conversation``): every check of those
+    fields passed then, and plain text passes the message checks, so only the prompt and what
+    it decides are made again, by the same steps."""
+    req, choices = shape.req, shape.choices
+    ids = chat_prompt_ids(
+        model, cfg, conversation, choices.tools, choices.kwargs, None, req.documents,
+        bool(req.add_special_tokens), None, check_length=True,
+    )
+    ids = fit_prompt(ids, None, model.max_model_len)
+    if not ids:
+        raise bad_request("No token_ids rendered")
+    max_tokens = resolve_max_tokens(choices.requested, model.generation_defaults, len(ids), None, model.max_model_len)
+    return _answer(model, req, choices, shape.assembly, ids, max_tokens, request_id, False, 0)
+
+
+def _answer(
+    model: ModelContext, req: ChatCompletionRequest, choices: Choices, assembly: Assembly, ids: list[int],
+    max_tokens: int, request_id: str | None, harmony: bool, history_calls: int,
+) -> GenerateRequest:
+    """The ``GenerateRequest`` of a rendered prompt."""
     values = dict(assembly.values)
     values["max_tokens"] = max_tokens
     reasoning_ended = assembly.reasoning_ended
@@ -482,7 +447,7 @@ def render_chat(
             "include_reasoning": req.include_reasoning,
             # Harmony output is parsed without template kwargs.
             "chat_template_kwargs": {} if harmony else choices.kwargs,
-            "history_tool_call_cnt": history_tool_call_count(req.messages),
+            "history_tool_call_cnt": history_calls,
         },
         stream=bool(req.stream),
         stream_options=assembly.stream_options,
@@ -498,7 +463,7 @@ def renders_ids(model: ModelContext) -> bool:
     return hasattr(model.tokenizer, "render_chat")
 
 
-def _choose(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, harmony: bool, origin: str) -> _Choices:
+def _choose(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, harmony: bool, origin: str) -> Choices:
     """The checks made before the prompt is rendered, and the tool choice and template kwargs."""
     common_checks(req)
     if req.add_generation_prompt and req.continue_final_message and not harmony and not renders_ids(model):
@@ -532,12 +497,12 @@ def _choose(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, h
     # A Responses body's function tools reach the template even when there are none ([]).
     shown = req.tools or (origin == "responses" and req.tools is not None)
     tools = req.tools if tool_choice != "none" or shown else None
-    return _Choices(requested, tool_parser, tool_choice, kwargs, tools)
+    return Choices(requested, tool_parser, tool_choice, kwargs, tools)
 
 
 def _assemble(
-    model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, choices: _Choices, harmony: bool, origin: str
-) -> _Assembly:
+    model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, choices: Choices, harmony: bool, origin: str
+) -> Assembly:
     """The sampling values (vLLM's ``to_sampling_params`` and the parsers' ``adjust_request``,
     checked after the prompt as there) and the answer's parts that the prompt does not decide."""
     values = sampling_values(req, model, None, req.skip_special_tokens)
@@ -572,7 +537,7 @@ def _assemble(
     elif cfg.reasoning_parser:
         rcls = registry.get_reasoning_parser(cfg.reasoning_parser)
         reasoning_ended = False if rcls is None else None
-    return _Assembly(
+    return Assembly(
         values=values,
         reasoning_parser=rcls,
         reasoning_ended=reasoning_ended,

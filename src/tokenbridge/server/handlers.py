@@ -27,10 +27,12 @@ from tokenbridge.render.chat import (
     chat_prompt_ids,
     random_id,
     render_chat,
+    render_known_chat,
     render_prompt_ids,
     renders_purely,
     template_kwargs,
 )
+from tokenbridge.render.chat_plans import chat_shapes
 from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
@@ -38,17 +40,33 @@ from tokenbridge.render.responses import render_responses
 
 
 def chat_render(r):
+    known = chat_shapes.look_up(r.body, r.model, r.cfg)
+    if known is not None and known.conversation is not None:
+        shape, conversation = known.shape, known.conversation
+        try:
+            return _render_marked(r, shape.req, shape.pure,
+                                  lambda rid: render_known_chat(r.model, r.cfg, shape, conversation, rid))
+        except Exception:
+            pass  # the full render answers it, or fails on it, as it would have anyway
     obj = check_chat_body(r.json())
     req = r.decode(ChatCompletionRequest, obj, check_chat_request)
     check_mm_kwargs(obj)
+    key = known.key if known is not None else None
+    return _render_marked(r, req, None, lambda rid: render_chat(r.model, r.cfg, req, rid, shape_key=key))
+
+
+def _render_marked(r, req: ChatCompletionRequest, pure: bool | None, render):
+    """``render(request_id)``, the id drawn here when neither the header nor the body gives
+    one; its answer is marked as kept (``r.fresh_id``) when the prompt memo found the
+    conversation (a repeat) and only the body and that id decide it. ``pure``:
+    ``renders_purely`` of ``req`` when known."""
     rid = r.request_id()
     if rid or req.request_id:
-        return render_chat(r.model, r.cfg, req, rid)
-    rid = random_id()  # what render_chat would draw; drawn here, the answer may be kept
+        return render(rid)
+    rid = random_id()
     memo_hits = r.model.prompt_memo.hits
-    gen = render_chat(r.model, r.cfg, req, rid)
-    # A repeat (the prompt memo found it) whose answer only the body and the id decide.
-    if r.model.prompt_memo.hits != memo_hits and renders_purely(r.model, r.cfg, req):
+    gen = render(rid)
+    if r.model.prompt_memo.hits != memo_hits and (pure if pure is not None else renders_purely(r.model, r.cfg, req)):
         r.fresh_id = rid  # server/answer_memo.py
     return gen
 
