@@ -117,11 +117,7 @@ def render_prompt(
             "As of transformers v4.44, default chat template is no longer allowed, so you must provide "
             "a chat template if the tokenizer does not define one."
         )
-    fmt = cfg.chat_template_content_format
-    if fmt == "auto":
-        fmt = conv.detect_content_format(source)
-    conversation = conv.prepare_messages(messages, fmt)
-    tpl_kwargs = {k: v for k, v in kwargs.items() if k not in ("add_generation_prompt", "continue_final_message", "chat_template")}
+    conversation = conv.prepare_messages(messages, content_format(cfg, source))
     return conv.apply_template(
         source,
         conversation,
@@ -129,9 +125,29 @@ def render_prompt(
         model.tokenizer.special_tokens,
         kwargs["add_generation_prompt"],
         kwargs["continue_final_message"],
-        tpl_kwargs,
+        _variables(kwargs),
         documents,
     )
+
+
+def content_format(cfg: ServeConfig, source: str) -> str:
+    fmt = cfg.chat_template_content_format
+    return conv.detect_content_format(source) if fmt == "auto" else fmt
+
+
+def _variables(kwargs: dict) -> dict:
+    """The template kwargs that are template variables as they are."""
+    return {k: v for k, v in kwargs.items() if k not in ("add_generation_prompt", "continue_final_message", "chat_template")}
+
+
+def known_shape(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, choices: Choices,
+                assembly: Assembly) -> ChatShape:
+    """What ``req``'s fields other than its messages decided, for bodies that repeat them."""
+    kwargs = choices.kwargs
+    context = conv.template_context(choices.tools, model.tokenizer.special_tokens, kwargs["add_generation_prompt"],
+                                    kwargs["continue_final_message"], _variables(kwargs), req.documents)
+    return ChatShape(model, cfg, msgspec.structs.replace(req, messages=[]), choices, assembly,
+                     renders_purely(model, cfg, req), content_format(cfg, model.chat_template), context)
 
 
 def chat_prompt_ids(
@@ -145,11 +161,13 @@ def chat_prompt_ids(
     add_special: bool,
     truncate: int | None,
     check_length: bool,
+    shape: ChatShape | None = None,
 ) -> list[int]:
     """Messages -> prompt ids through the template and tokenizer, remembered per conversation.
 
     Only the model's own template is memoized (a request's template is untrusted and rare);
     the length check runs on every call, hit or not, so a hit answers what a miss would.
+    ``shape``: the template's other variables, made before (``known_shape``).
     """
     memo = model.prompt_memo
     key = None
@@ -161,7 +179,11 @@ def chat_prompt_ids(
         if check_length:
             check_prompt_chars(chars, model, truncate)
         return ids
-    text = render_prompt(model, cfg, messages, tools, kwargs, request_template, documents)
+    if shape is None:
+        text = render_prompt(model, cfg, messages, tools, kwargs, request_template, documents)
+    else:
+        conversation = conv.prepare_messages(messages, shape.content_format)
+        text = conv.render_in_context(model.chat_template, conversation, shape.context)
     if check_length:
         check_prompt_chars(len(text), model, truncate)
     ids = encode_prompt(model, text, add_special, truncate)
@@ -396,9 +418,7 @@ def render_chat(
                   history_tool_call_count(req.messages))
     if shape_key is not None and key is not None and req.truncate_prompt_tokens is None and req.chat_template is None \
             and choices.kwargs.get("chat_template") is None:
-        shape = ChatShape(model, cfg, msgspec.structs.replace(req, messages=[]), choices, assembly,
-                          renders_purely(model, cfg, req))
-        chat_shapes.put(shape_key, shape)
+        chat_shapes.put(shape_key, known_shape(model, cfg, req, choices, assembly))
     return gen
 
 
@@ -411,7 +431,7 @@ def render_known_chat(model: ModelContext, cfg: ServeConfig, shape: ChatShape, c
     req, choices = shape.req, shape.choices
     ids = chat_prompt_ids(
         model, cfg, conversation, choices.tools, choices.kwargs, None, req.documents,
-        bool(req.add_special_tokens), None, check_length=True,
+        bool(req.add_special_tokens), None, check_length=True, shape=shape,
     )
     ids = fit_prompt(ids, None, model.max_model_len)
     if not ids:

@@ -96,6 +96,8 @@ class ChatShape(NamedTuple):
     choices: Choices
     assembly: Assembly
     pure: bool  # ``render.chat.renders_purely`` of the request
+    content_format: str  # the model's template's
+    context: dict  # its variables but the messages (``conversation.template_context``), shared
 
 
 class KnownBody(NamedTuple):
@@ -154,14 +156,14 @@ class ChatShapes:
         raw = fields.pop("messages", None)
         if raw is None:
             return None
-        key = (id(model), id(cfg), *(x for k, v in fields.items() for x in (k, bytes(v))))
+        key = (id(model), id(cfg), tuple(fields), tuple(map(bytes, fields.values())))
         shape = self._shapes.get(key)
         if shape is None or shape.model is not model or shape.cfg is not cfg:
             return KnownBody(key, None, None)
         return KnownBody(key, shape, plain_conversation(raw))
 
     def put(self, key: tuple, shape: ChatShape) -> None:
-        size = sum(len(x) for x in key[2:])
+        size = sum(map(len, key[2])) + sum(map(len, key[3]))
         self._shapes.put_many([(key, shape, self.ENTRY_BYTES_PER_KEY_BYTE * size)])
 
 

@@ -341,29 +341,59 @@ def apply_template(
     kwargs: dict[str, Any],
     documents: list[dict] | None = None,
 ) -> str:
-    conversation = developer_to_system(source, conversation)
-    final = None
-    if continue_final_message:
-        conversation, final = _tag_final_message(conversation)
+    conversation, final = _template_conversation(source, conversation, continue_final_message)
+    context = template_context(tools, special_tokens, add_generation_prompt, continue_final_message, kwargs, documents)
+    return _render(source, conversation, final, context)
+
+
+def template_context(
+    tools: list[dict] | None,
+    special_tokens: dict[str, str],
+    add_generation_prompt: bool,
+    continue_final_message: bool,
+    kwargs: dict[str, Any],
+    documents: list[dict] | None = None,
+) -> dict[str, Any]:
+    """The template's variables but ``messages``: what a request's fields other than its
+    messages give it (a chat shape keeps them, ``render_in_context``)."""
     if "messages" in kwargs:  # transformers passes the conversation as ``messages`` too
         raise bad_request("jinja2.environment.Template.render() got multiple values for keyword argument 'messages'")
     ctx = dict(special_tokens)
     ctx.update(kwargs)
     ctx.update(
-        messages=conversation,
         # A request's chat_template_kwargs "tools" and "documents" win over its own fields.
         tools=_template_tools(kwargs["tools"]) if "tools" in kwargs else tool_dicts(tools),
         documents=kwargs.get("documents", documents),
         add_generation_prompt=add_generation_prompt,
         continue_final_message=continue_final_message,
     )
+    return ctx
+
+
+def render_in_context(source: str, conversation: list[dict], context: dict[str, Any]) -> str:
+    """``apply_template`` with the variables ``template_context`` made (shared, never changed)."""
+    conversation, final = _template_conversation(source, conversation, context["continue_final_message"])
+    return _render(source, conversation, final, context)
+
+
+def _template_conversation(
+    source: str, conversation: list[dict], continue_final_message: bool
+) -> tuple[list[dict], str | None]:
+    """The conversation as the template gets it, and the final message's text to cut at."""
+    conversation = developer_to_system(source, conversation)
+    if continue_final_message:
+        return _tag_final_message(conversation)
+    return conversation, None
+
+
+def _render(source: str, conversation: list[dict], final: str | None, context: dict[str, Any]) -> str:
     try:
-        text = tpl.render(source, **ctx)
+        text = tpl.render(source, **context, messages=conversation)
     except tpl.TemplateError as e:
         raise ApiError(str(e), 400, "BadRequestError") from e
     except Exception as e:  # a template bug must not become a 500
         raise ApiError(f"Error rendering chat template: {e}", 400, "BadRequestError") from e
-    if continue_final_message and final is not None:
+    if final is not None:
         text = _cut_at_final_tag(text, final)
     return text
 

@@ -213,6 +213,8 @@ def engine_reasoning_ended(
         return True
     start_opens = (on and fmt.starts_in_reasoning) or fmt.reopen
     kinds = per_vocab("prompt", fmt, ctx.vocab, _prompt_markers)
+    if kinds.keys().isdisjoint(prompt_token_ids):  # no marker at all (most prompts), seen in C
+        return not wait
     get = kinds.get
     # From the end, only as far as the first marker: this turn's tail decides.
     for t in reversed(prompt_token_ids):
