@@ -414,8 +414,8 @@ def render_chat(
         assembly = _assemble(model, cfg, req, choices, harmony, origin)
         if key is not None:
             chat_plans.put(key, model, cfg, choices, assembly)
-    gen = _answer(model, req, choices, assembly, ids, max_tokens, request_id, harmony,
-                  history_tool_call_count(req.messages))
+    wire = sampling.serialize({**assembly.values, "max_tokens": max_tokens})
+    gen = _answer(model, req, choices, assembly, ids, wire, request_id, harmony, history_tool_call_count(req.messages))
     if shape_key is not None and key is not None and req.truncate_prompt_tokens is None and req.chat_template is None \
             and choices.kwargs.get("chat_template") is None:
         chat_shapes.put(shape_key, known_shape(model, cfg, req, choices, assembly))
@@ -437,16 +437,15 @@ def render_known_chat(model: ModelContext, cfg: ServeConfig, shape: ChatShape, c
     if not ids:
         raise bad_request("No token_ids rendered")
     max_tokens = resolve_max_tokens(choices.requested, model.generation_defaults, len(ids), None, model.max_model_len)
-    return _answer(model, req, choices, shape.assembly, ids, max_tokens, request_id, False, 0)
+    wire = sampling.serialize_kept(shape.assembly.values, max_tokens)
+    return _answer(model, req, choices, shape.assembly, ids, wire, request_id, False, 0)
 
 
 def _answer(
     model: ModelContext, req: ChatCompletionRequest, choices: Choices, assembly: Assembly, ids: list[int],
-    max_tokens: int, request_id: str | None, harmony: bool, history_calls: int,
+    sampling_params: dict, request_id: str | None, harmony: bool, history_calls: int,
 ) -> GenerateRequest:
     """The ``GenerateRequest`` of a rendered prompt."""
-    values = dict(assembly.values)
-    values["max_tokens"] = max_tokens
     reasoning_ended = assembly.reasoning_ended
     if assembly.reasoning_parser is not None:
         ctx = ParseContext(chat_template_kwargs=choices.kwargs, prompt_token_ids=ids, vocab=model.tokenizer)
@@ -455,7 +454,7 @@ def _answer(
     return GenerateRequest(
         request_id=f"chatcmpl-{request_id or req.request_id or random_id()}",
         token_ids=ids,
-        sampling_params=sampling.serialize(values),
+        sampling_params=sampling_params,
         model=req.model,
         reasoning_ended=reasoning_ended,
         reasoning_parser_kwargs=assembly.reasoning_kwargs,

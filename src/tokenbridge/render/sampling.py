@@ -121,6 +121,24 @@ def serialize(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_kept_plans: dict[tuple[int, int], tuple[dict, bytes]] = {}  # (id(values), max_tokens) -> values, wire
+
+
+def serialize_kept(values: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """``serialize({**values, "max_tokens": max_tokens})`` for the values of a kept plan, which
+    are never changed: remembered by their identity (the entry holds them, so the id is not
+    reused meanwhile) and the count, without packing them for a key."""
+    key = (id(values), max_tokens)
+    hit = _kept_plans.get(key)
+    if hit is not None and hit[0] is values:
+        return _unpack(hit[1])
+    out = serialize({**values, "max_tokens": max_tokens})
+    if len(_kept_plans) >= _MAX_SERIALIZED:
+        _kept_plans.clear()
+    _kept_plans[key] = (values, _pack(out))
+    return out
+
+
 def _serialize(values: dict[str, Any]) -> dict[str, Any]:
     """``SamplingParams(**values)`` as vLLM sends it (its ``__post_init__`` applied).
 
