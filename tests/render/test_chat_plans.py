@@ -90,6 +90,8 @@ def test_a_plain_conversation_is_text_messages_of_the_plain_roles_only():
     assert not plain([{"role": "developer", "content": "be terse"}])
     assert not plain([{"role": "assistant", "content": None}])
     assert not plain([{"role": "user"}])
+    assert not plain([{"role": {}, "content": "hi"}])
+    assert not plain([{"role": ["user"], "content": "hi"}])
     assert plain_conversation(b'[{"role":"user","content":"\\ud800"}]') is None  # json.loads only
 
 

@@ -125,7 +125,10 @@ def plain_conversation(raw: bytes) -> list[dict] | None:
     if type(messages) is not list or not messages:
         return None
     for m in messages:
-        if type(m) is not dict or len(m) != 2 or type(m.get("content")) is not str or m.get("role") not in _PLAIN_ROLES:
+        if type(m) is not dict or len(m) != 2 or type(m.get("content")) is not str:
+            return None
+        role = m.get("role")
+        if type(role) is not str or role not in _PLAIN_ROLES:
             return None
     return messages
 
