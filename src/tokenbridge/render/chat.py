@@ -119,14 +119,7 @@ def render_prompt(
         )
     conversation = conv.prepare_messages(messages, content_format(cfg, source))
     return conv.apply_template(
-        source,
-        conversation,
-        tools,
-        model.tokenizer.special_tokens,
-        kwargs["add_generation_prompt"],
-        kwargs["continue_final_message"],
-        _variables(kwargs),
-        documents,
+        source, conversation, kwargs["continue_final_message"], lambda: _template_context(model, tools, kwargs, documents)
     )
 
 
@@ -135,19 +128,19 @@ def content_format(cfg: ServeConfig, source: str) -> str:
     return conv.detect_content_format(source) if fmt == "auto" else fmt
 
 
-def _variables(kwargs: dict) -> dict:
-    """The template kwargs that are template variables as they are."""
-    return {k: v for k, v in kwargs.items() if k not in ("add_generation_prompt", "continue_final_message", "chat_template")}
+def _template_context(model: ModelContext, tools: list[dict] | None, kwargs: dict, documents: list[dict] | None) -> dict:
+    """The template's variables but the messages, from the template kwargs and the request."""
+    variables = {k: v for k, v in kwargs.items() if k not in ("add_generation_prompt", "continue_final_message", "chat_template")}
+    return conv.template_context(tools, model.tokenizer.special_tokens, kwargs["add_generation_prompt"],
+                                 kwargs["continue_final_message"], variables, documents)
 
 
 def known_shape(model: ModelContext, cfg: ServeConfig, req: ChatCompletionRequest, choices: Choices,
                 assembly: Assembly) -> ChatShape:
     """What ``req``'s fields other than its messages decided, for bodies that repeat them."""
-    kwargs = choices.kwargs
-    context = conv.template_context(choices.tools, model.tokenizer.special_tokens, kwargs["add_generation_prompt"],
-                                    kwargs["continue_final_message"], _variables(kwargs), req.documents)
     return ChatShape(model, cfg, msgspec.structs.replace(req, messages=[]), choices, assembly,
-                     renders_purely(model, cfg, req), content_format(cfg, model.chat_template), context)
+                     renders_purely(model, cfg, req), content_format(cfg, model.chat_template),
+                     _template_context(model, choices.tools, choices.kwargs, req.documents))
 
 
 def chat_prompt_ids(
@@ -183,7 +176,8 @@ def chat_prompt_ids(
         text = render_prompt(model, cfg, messages, tools, kwargs, request_template, documents)
     else:
         conversation = conv.prepare_messages(messages, shape.content_format)
-        text = conv.render_in_context(model.chat_template, conversation, shape.context)
+        context = shape.context
+        text = conv.apply_template(model.chat_template, conversation, context["continue_final_message"], lambda: context)
     if check_length:
         check_prompt_chars(len(text), model, truncate)
     ids = encode_prompt(model, text, add_special, truncate)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from tokenbridge.model import fast_template
 from tokenbridge.model import template as tpl
@@ -332,18 +332,13 @@ def developer_to_system(source: str, conversation: list[dict]) -> list[dict]:
 
 
 def apply_template(
-    source: str,
-    conversation: list[dict],
-    tools: list[dict] | None,
-    special_tokens: dict[str, str],
-    add_generation_prompt: bool,
-    continue_final_message: bool,
-    kwargs: dict[str, Any],
-    documents: list[dict] | None = None,
+    source: str, conversation: list[dict], continue_final_message: bool, context: Callable[[], dict[str, Any]]
 ) -> str:
+    """The template's output for ``conversation``. ``context()`` gives the other variables
+    (``template_context``); it is called once the conversation passed its own checks, so a
+    request that fails both ways fails as transformers does."""
     conversation, final = _template_conversation(source, conversation, continue_final_message)
-    context = template_context(tools, special_tokens, add_generation_prompt, continue_final_message, kwargs, documents)
-    return _render(source, conversation, final, context)
+    return _render(source, conversation, final, context())
 
 
 def template_context(
@@ -355,7 +350,7 @@ def template_context(
     documents: list[dict] | None = None,
 ) -> dict[str, Any]:
     """The template's variables but ``messages``: what a request's fields other than its
-    messages give it (a chat shape keeps them, ``render_in_context``)."""
+    messages give it (a chat shape keeps them)."""
     if "messages" in kwargs:  # transformers passes the conversation as ``messages`` too
         raise bad_request("jinja2.environment.Template.render() got multiple values for keyword argument 'messages'")
     ctx = dict(special_tokens)
@@ -368,12 +363,6 @@ def template_context(
         continue_final_message=continue_final_message,
     )
     return ctx
-
-
-def render_in_context(source: str, conversation: list[dict], context: dict[str, Any]) -> str:
-    """``apply_template`` with the variables ``template_context`` made (shared, never changed)."""
-    conversation, final = _template_conversation(source, conversation, context["continue_final_message"])
-    return _render(source, conversation, final, context)
 
 
 def _template_conversation(
