@@ -112,23 +112,22 @@ class KnownBody(NamedTuple):
 # Roles whose plain text message every check of the chat schema and of the render passes.
 _PLAIN_ROLES = frozenset(("system", "user", "assistant"))
 _split = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
-_decode = msgspec.json.decode
+# Messages of strings only: a conversation with tool calls or content parts fails at the first
+# such message, without decoding the rest of it.
+_decode_texts = msgspec.json.Decoder(list[dict[str, str]]).decode
 
 
 def plain_conversation(raw: bytes) -> list[dict] | None:
     """The messages when each is exactly ``{"role": system|user|assistant, "content": str}``
     (and there is one at least), else None."""
     try:
-        messages = _decode(raw)
+        messages = _decode_texts(raw)
     except (msgspec.DecodeError, RecursionError):
         return None
-    if type(messages) is not list or not messages:
+    if not messages:
         return None
     for m in messages:
-        if type(m) is not dict or len(m) != 2 or type(m.get("content")) is not str:
-            return None
-        role = m.get("role")
-        if type(role) is not str or role not in _PLAIN_ROLES:
+        if len(m) != 2 or "content" not in m or m.get("role") not in _PLAIN_ROLES:
             return None
     return messages
 
