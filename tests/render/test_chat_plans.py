@@ -98,14 +98,23 @@ def test_a_plain_conversation_is_text_messages_of_the_plain_roles_only():
 @pytest.fixture(scope="module")
 def apps():
     """Servers as ``tokenbridge serve`` builds them (in-process): a template minijinja renders,
-    and one Jinja2 renders that reads the clock."""
+    Jinja2 ones (one reads the clock, one refuses roles out of turn, two are given by
+    ``--chat-template``), and a context so short that many conversations do not fit."""
     def app(folder: str, *flags: str):
         a = build(parse_serve_args([str(MODELS / folder), "--served-model-name", "m", *flags]))
         a.answer_memo = AnswerMemo(0)
         return a
+    templates = MODELS / "templates"
     return {
         "qwen3": app("qwen3", "--tool-call-parser", "hermes", "--enable-auto-tool-choice", "--reasoning-parser", "qwen3"),
+        "qwen3-short": app("qwen3", "--max-model-len", "96", "--reasoning-parser", "qwen3"),
         "llama3": app("llama3", "--tool-call-parser", "llama3_json", "--enable-auto-tool-choice"),
+        "mistral": app("mistral-v0.1-spm"),
+        "deepseek-r1": app("deepseek-v3", "--tool-call-parser", "deepseek_v3", "--enable-auto-tool-choice",
+                           "--reasoning-parser", "deepseek_r1", "--chat-template",
+                           str(templates / "deepseek-r1-tools.vllm.jinja")),
+        "glm45": app("synthetic-families", "--tool-call-parser", "glm45", "--enable-auto-tool-choice",
+                     "--reasoning-parser", "glm45", "--chat-template", str(templates / "glm-4.5.jinja")),
     }
 
 
@@ -129,22 +138,29 @@ conversations = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(profile=st.sampled_from(["qwen3", "llama3"]), shape=st.sampled_from(SHAPES), conversation=conversations)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(profile=st.sampled_from(["qwen3", "qwen3-short", "llama3", "mistral", "deepseek-r1", "glm45"]),
+       shape=st.sampled_from(SHAPES), conversation=conversations)
 def test_a_known_shape_renders_a_plain_conversation_as_the_full_render_does(apps, profile, shape, conversation):
     app = apps[profile]
+
+    def ask(messages: list) -> tuple[int, bytes]:
+        body = json.dumps({"model": "m", "messages": messages, **shape}).encode()
+        status, _, payload = app.answer("POST", PATH, headers, body)
+        return status, payload
+
     body = json.dumps({"model": "m", "messages": conversation, **shape}).encode()
     headers = {b"content-type": b"application/json", b"x-request-id": b"r-1"}
-    chat_shapes.__init__()
-    status, _, full = app.answer("POST", PATH, headers, body)  # the full render; keeps the shape if it succeeds
+    chat_shapes.__init__()  # forget the shapes of earlier examples: the first render is a full one
+    status, full = ask(conversation)
     event(f"{profile}: {status}")
-    known = chat_shapes.look_up(body, app.model, app.cfg)
-    assert known is not None and known.conversation is None or known.shape is not None
     if status != 200:
-        assert known.shape is None
-        return
-    assert known.shape is not None and known.conversation == conversation
-    lane = render_known_chat(app.model, app.cfg, known.shape, known.conversation, "r-1")
-    assert msgspec.json.encode(lane) == full
-    again = app.answer("POST", PATH, headers, body)
-    assert again[0] == 200 and again[2] == full
+        assert chat_shapes.look_up(body, app.model, app.cfg).shape is None  # a failed render keeps none
+        ask([{"role": "user", "content": "Hi"}])  # the same fields: keeps the shape when it renders
+    known = chat_shapes.look_up(body, app.model, app.cfg)
+    assert known.conversation == (conversation if known.shape is not None else None)
+    if status == 200:
+        assert known.shape is not None
+        lane = render_known_chat(app.model, app.cfg, known.shape, known.conversation, "r-1")
+        assert msgspec.json.encode(lane) == full
+    assert ask(conversation) == (status, full)  # through the shape, or the full render after it
