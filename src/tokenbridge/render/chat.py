@@ -369,7 +369,7 @@ def render_chat(
 ) -> GenerateRequest:
     """Render a chat request; ``origin`` ("chat", "messages", "responses") is the route whose
     body was converted to it (see ``validate_tools``). ``shape_key``: the chat body's key in
-    ``chat_shapes``, which keeps what its other fields decided once the render succeeds."""
+    ``chat_shapes`` when none is kept for it yet; one is kept once the render succeeds."""
     if origin == "chat":  # its tool calls were checked as it was decoded (``check_chat_request``)
         conv.check_content_parts(req.messages)
     else:
@@ -408,7 +408,10 @@ def render_chat(
         assembly = _assemble(model, cfg, req, choices, harmony, origin)
         if key is not None:
             chat_plans.put(key, model, cfg, choices, assembly)
-    wire = sampling.serialize({**assembly.values, "max_tokens": max_tokens})
+    if key is not None:  # the values are a kept plan's
+        wire = sampling.serialize_kept(assembly.values, max_tokens)
+    else:
+        wire = sampling.serialize({**assembly.values, "max_tokens": max_tokens})
     gen = _answer(model, req, choices, assembly, ids, wire, request_id, harmony, history_tool_call_count(req.messages))
     if shape_key is not None and key is not None and req.truncate_prompt_tokens is None and req.chat_template is None \
             and choices.kwargs.get("chat_template") is None:

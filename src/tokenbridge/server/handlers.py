@@ -51,7 +51,7 @@ def chat_render(r):
     obj = check_chat_body(r.json())
     req = r.decode(ChatCompletionRequest, obj, check_chat_request)
     check_mm_kwargs(obj)
-    key = known.key if known is not None else None
+    key = known.key if known is not None and known.shape is None else None  # a shape is kept once
     return _render_marked(r, req, None, lambda rid: render_chat(r.model, r.cfg, req, rid, shape_key=key))
 
 
