@@ -1,6 +1,6 @@
 """Streaming derender cost: a 2,000-token qwen3 reasoning + tool-call output, one token per call.
 
-    python bench/stream_bench.py --port P [--oracle-port Q] [--tokens 2000]
+    python bench/stream_bench.py --port P [--oracle-port Q] [--tokens 2000] [--turns 25]
 
 Both servers must serve the qwen3 profile (hermes tool parser, qwen3 reasoning parser):
     tokenbridge serve shared/models/qwen3 --port P --served-model-name Qwen/Qwen3-8B \
@@ -55,6 +55,23 @@ _TOOLS = [
 _MESSAGES = [{"role": "user", "content": "What's the weather like in Zürich right now? I'm travelling tomorrow."}]
 
 
+def conversation(turns: int) -> list[dict]:
+    """``_MESSAGES`` after ``turns`` earlier turns (a question, a call, its result, an answer;
+    ~300 tokens each): every chunk of a stream carries the whole conversation."""
+    history = []
+    for i in range(turns):
+        city = ["Geneva", "Basel", "Bern", "Lugano"][i % 4]
+        history += [
+            {"role": "user", "content": f"Turn {i}: how is the weather in {city}? " + " ".join(_REASONING[:3])},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {
+                "name": "get_weather", "arguments": json.dumps({"city": city, "unit": "celsius"})}}]},
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": json.dumps(
+                {"city": city, "temperature": 4 + i % 9, "precipitation": "light rain", "wind": "12 km/h NW"})},
+            {"role": "assistant", "content": f"In {city} it is {4 + i % 9} °C with light rain. " + _REASONING[4 + i % 6]},
+        ]
+    return history + _MESSAGES
+
+
 def build_output(n_tokens: int) -> list[int]:
     """``<think>…</think>\\n\\n<tool_call>\\n{…}\\n</tool_call>`` + ``<|im_end|>``, n_tokens long."""
     # The client must not keep tokenizer worker threads spinning beside the server.
@@ -92,9 +109,9 @@ class Server:
         return json.loads(body)
 
 
-def run(port: int, output: list[int], label: str) -> dict:
+def run(port: int, output: list[int], label: str, turns: int = 0) -> dict:
     srv = Server(port)
-    chat_request = {"model": srv.name, "messages": _MESSAGES, "tools": _TOOLS}
+    chat_request = {"model": srv.name, "messages": conversation(turns), "tools": _TOOLS}
     rendered = srv.post("/v1/chat/completions/render", json.dumps(chat_request).encode())
     prompt = rendered["token_ids"]
     base = {"model": srv.name, "stream": True, "prompt_token_ids": prompt, "prompt_tokens": len(prompt),
@@ -151,11 +168,13 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True, help="a running tokenbridge server (qwen3 profile)")
     ap.add_argument("--oracle-port", type=int, help="a running vLLM 0.33 render server (qwen3 profile)")
     ap.add_argument("--tokens", type=int, default=2000)
+    ap.add_argument("--turns", type=int, default=0,
+                    help="earlier turns before the question (~300 tokens each): what every chunk carries")
     args = ap.parse_args()
     output = build_output(args.tokens)
-    ours = run(args.port, output, "tokenbridge")
+    ours = run(args.port, output, "tokenbridge", args.turns)
     if args.oracle_port:
-        theirs = run(args.oracle_port, output, "vLLM 0.33")
+        theirs = run(args.oracle_port, output, "vLLM 0.33", args.turns)
         print(f"whole stream: vLLM {theirs['total']:.2f} s / tokenbridge {ours['total']:.2f} s "
               f"= {theirs['total'] / ours['total']:.1f}x")
 

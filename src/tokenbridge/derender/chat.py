@@ -32,9 +32,11 @@ def accumulate(deltas: list[Delta]) -> tuple[str, str, list[dict]]:
     return content, reasoning, [calls[i] for i in sorted(calls)]
 
 
-def handle(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest):
+def handle(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest, prompt_ids_checked: bool = False):
+    """``prompt_ids_checked``: a streamed chunk's prompt ids are the very list an earlier chunk
+    of its stream checked against the vocabulary."""
     if req.stream:
-        return stream.chat_chunk(model, cfg, req)
+        return stream.chat_chunk(model, cfg, req, prompt_ids_checked)
     if req.generate_response is None:
         raise validation_error("body.DerenderChatRequest.generate_response", "missing", "Field required")
     return derender_chat(model, cfg, req)

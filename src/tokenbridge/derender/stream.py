@@ -155,7 +155,7 @@ def tool_call_entries(tc: ToolCallDelta, split: bool) -> list[ToolCallChunk]:
 # ---------------------------------------------------------------------------------------- chat
 
 
-def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) -> dict:
+def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest, prompt_ids_checked: bool = False) -> dict:
     chunk = _require_chunk(req.generate_chunk, _CHAT_LOC)
     loaded = codec.load(model, cfg, req.stream_state, codec.CHAT, f"{_CHAT_LOC}.stream_state")
     chat_req = req.chat_request
@@ -175,7 +175,8 @@ def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest) 
         )
     choice = _one_choice(chunk, "derender_chat_stream")
     _check_length(model, req.prompt_token_ids, _prior_len(loaded), _delta_len(choice))
-    check_vocab(model, req.prompt_token_ids, "prompt_token_ids", decoded_as_token_ids=True)
+    if not prompt_ids_checked:
+        check_vocab(model, req.prompt_token_ids, "prompt_token_ids", decoded_as_token_ids=True)
     _check_prior_ids(model, loaded)
     if choice is not None:
         check_choice_bounds(model, cfg, choice)

@@ -51,22 +51,37 @@ _fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _typed: dict[Any, msgspec.json.Decoder] = {}
 
 
-def parse_json_typing(body: bytes, key: str, typ: Any) -> Any:
+def object_fields(body: bytes) -> dict[str, msgspec.Raw] | None:
+    """A JSON object's fields, each left undecoded; None when ``body`` is not one that msgspec
+    reads (not an object, too deep, or only for ``json.loads``)."""
+    try:
+        return _fields.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def parse_json_typing(body: bytes, key: str, typ: Any, fields: dict[str, msgspec.Raw] | None = None,
+                      leave_out: tuple[str, ...] = ()) -> Any:
     """``parse_json(body)``, but with ``body[key]`` decoded straight into ``typ`` (a struct or
     a list of them) when it is well typed. A derender's engine output then never exists as
     dicts and lists: a 2k-token answer with top-5 logprobs is ~14k of them, twice the memory
     of its structs. ``convert`` takes the struct as it is; a value that is not well typed is
-    left as ``parse_json`` gives it, for the lax walk and its errors."""
-    try:
-        fields = _fields.decode(body)
-    except (msgspec.DecodeError, RecursionError):  # not an object, too deep, or only for ``json.loads``
-        return parse_json(body)
+    left as ``parse_json`` gives it, for the lax walk and its errors.
+
+    ``fields``: the body's ``object_fields`` when the caller has them. ``leave_out``: fields
+    neither decoded nor returned (the caller has what they make)."""
+    if fields is None:
+        fields = object_fields(body)
+        if fields is None:
+            return _without(parse_json(body), leave_out)
     decoder = _typed.get(typ)
     if decoder is None:
         decoder = _typed[typ] = msgspec.json.Decoder(typ)
     try:
         out = {}
         for k, raw in fields.items():
+            if k in leave_out:
+                continue
             if k == key:
                 try:
                     out[k] = decoder.decode(raw)
@@ -76,7 +91,13 @@ def parse_json_typing(body: bytes, key: str, typ: Any) -> Any:
             out[k] = msgspec.json.decode(raw)
         return out
     except (msgspec.DecodeError, RecursionError):
-        return parse_json(body)
+        return _without(parse_json(body), leave_out)
+
+
+def _without(obj: Any, keys: tuple[str, ...]) -> Any:
+    if keys and isinstance(obj, dict):
+        return {k: v for k, v in obj.items() if k not in keys}
+    return obj
 
 
 def decode(body: bytes, typ: type) -> Any:

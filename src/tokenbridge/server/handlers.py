@@ -37,6 +37,7 @@ from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 from tokenbridge.render.responses import render_responses
+from tokenbridge.server.stream_requests import KnownChunk, stream_requests
 
 
 def chat_render(r):
@@ -232,20 +233,47 @@ def derender_body(obj, oneshot_key: str):
 TYPED_DECODE_FROM_BYTES = 16 * 1024
 
 
-def derender_json(r, key: str, typ):
-    """The body as ``r.json()`` gives it, with a long engine output at ``key`` already a ``typ``."""
+def derender_json(r, key: str, typ, known: KnownChunk | None = None):
+    """The body as ``r.json()`` gives it, with a long engine output at ``key`` already a ``typ``;
+    without a streamed chunk's repeated fields when an earlier chunk's are ``known``."""
+    if known is not None:
+        return lax.parse_json_typing(r.body, key, typ, known.fields, known.names if known.values else ())
     if len(r.body) < TYPED_DECODE_FROM_BYTES:
         return r.json()
     return lax.parse_json_typing(r.body, key, typ)
 
 
+def _derender_request(r, typ, key: str, output_typ, request_field: str, check_request, after=None):
+    """A derender body decoded into ``typ`` with vLLM's checks of its request (``check_request``
+    on the dict, then ``after`` on the struct), or, for a streamed chunk whose repeated fields
+    an earlier chunk had, with what those fields made then. Returns the struct and the chunk as
+    ``stream_requests`` knows it (None: not a streamed chunk worth keeping)."""
+    known = stream_requests.look_up(r.body, request_field, r.model, r.cfg)
+    obj = derender_body(derender_json(r, key, output_typ, known), key)
+    if known is not None and known.values is not None:
+        req = r.decode(typ, obj)
+        for name, value in zip(known.names, known.values):
+            setattr(req, name, value)
+        return req, known
+    if isinstance(obj, dict):
+        check_request(obj.get(request_field))
+    return r.decode(typ, obj, after), known
+
+
+def _keep(known: KnownChunk | None, r, req) -> None:
+    """After a streamed chunk is answered: keep what its repeated fields made, if not kept."""
+    if known is not None and known.values is None:
+        stream_requests.put(known, r.model, r.cfg, tuple(getattr(req, name) for name in known.names))
+
+
 def chat_derender(r):
-    obj = derender_body(derender_json(r, "generate_response", GenerateResponse), "generate_response")
-    if isinstance(obj, dict):  # derender never reads message content
-        early.check_chat(obj.get("chat_request"), lambda body: check_chat_fields(body, parts=False))
-    req = r.decode(DerenderChatRequest, obj, check_derender_chat_request)
+    req, known = _derender_request(r, DerenderChatRequest, "generate_response", GenerateResponse, "chat_request",
+                                   lambda body: early.check_chat(body, lambda b: check_chat_fields(b, parts=False)),
+                                   check_derender_chat_request)
     r.tokens = engine_tokens([req.generate_response] if req.generate_chunk is None else [req.generate_chunk])
-    return chat_derender_stage.handle(r.model, r.cfg, req)
+    answer = chat_derender_stage.handle(r.model, r.cfg, req, prompt_ids_checked=known is not None and known.values is not None)
+    _keep(known, r, req)
+    return answer
 
 
 def check_derender_chat_request(req: DerenderChatRequest) -> None:
@@ -255,12 +283,12 @@ def check_derender_chat_request(req: DerenderChatRequest) -> None:
 
 
 def completion_derender(r):
-    obj = derender_body(derender_json(r, "generate_responses", list[GenerateResponse]), "generate_responses")
-    if isinstance(obj, dict):
-        check_completion_body(obj.get("completion_request"))
-    req = r.decode(DerenderCompletionRequest, obj)
+    req, known = _derender_request(r, DerenderCompletionRequest, "generate_responses", list[GenerateResponse],
+                                   "completion_request", check_completion_body)
     r.tokens = engine_tokens(req.generate_responses or [] if req.generate_chunk is None else [req.generate_chunk])
-    return completion_derender_stage.handle(r.model, r.cfg, req)
+    answer = completion_derender_stage.handle(r.model, r.cfg, req)
+    _keep(known, r, req)
+    return answer
 
 
 def engine_tokens(responses) -> int:
