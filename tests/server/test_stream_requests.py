@@ -21,6 +21,8 @@ from tokenbridge.server.run import build
 from tests.conftest import MODELS
 
 SERVED = "qwen3"
+CHAT_PATH = "/v1/chat/completions/derender"
+COMPLETION_PATH = "/v1/completions/derender"
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 OUTPUT = ("<think>\nThe user wants the weather in Zürich and Kyoto 😀; both need a call.\n</think>\n\n"
@@ -68,7 +70,7 @@ def answer(app, path: str, body: dict) -> tuple[int, bytes, str | None]:
     """The status, the body with what differs between two runs (time, fresh call ids and the
     state that carries them) masked, and the state."""
     raw = dump(body)
-    handler = handlers.chat_derender if "chat" in path else handlers.completion_derender
+    handler = handlers.chat_derender if path == CHAT_PATH else handlers.completion_derender
     try:
         status, out = 200, _encode(handler(Request(raw, {}, app.model, app.cfg)))
     except ApiError as e:
@@ -79,7 +81,7 @@ def answer(app, path: str, body: dict) -> tuple[int, bytes, str | None]:
     return status, re.sub(rb"chatcmpl-tool-[0-9a-f]+", b"chatcmpl-tool-x", out), state
 
 
-def stream(app, base: dict, ids: list[int], cuts: list[int], path="/v1/chat/completions/derender") -> list:
+def stream(app, base: dict, ids: list[int], cuts: list[int], path=CHAT_PATH) -> list:
     """Each chunk's answer; the state is carried from one to the next."""
     bounds = [0, *sorted(set(c for c in cuts if 0 < c < len(ids))), len(ids)]
     out, state = [], None
@@ -131,31 +133,33 @@ def test_answering_never_changes_what_is_kept(app, chat_base):
     assert json.loads(msgspec.json.encode(known.values[0])) == again
 
 
-@pytest.mark.parametrize("bad", [
-    {"generate_chunk": {"request_id": "c", "choices": [{"index": 0, "token_ids": [10 ** 9]}]}},
-    {"model": "not-served"},
-    {"prompt_token_ids": "__out_of_vocab__"},
-    {"chat_request": "__bad_message__"},
-    {"stream_state": "AAAA"},
-], ids=["delta id out of vocabulary", "model not served", "prompt id out of vocabulary", "tool call arguments not a string",
-        "bad state"])
+def _call_arguments_not_a_string(base: dict) -> dict:
+    call = {"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": {"city": 5}}}
+    return {"chat_request": dict(base["chat_request"], messages=[{"role": "assistant", "tool_calls": [call]}])}
+
+
+BAD_CHUNKS = {
+    "delta id out of vocabulary": lambda base: {
+        "generate_chunk": {"request_id": "c", "choices": [{"index": 0, "token_ids": [10 ** 9]}]}},
+    "model not served": lambda base: {"model": "not-served"},
+    "prompt id out of vocabulary": lambda base: {"prompt_token_ids": [*base["prompt_token_ids"][:-1], 10 ** 9]},
+    "tool call arguments not a string": _call_arguments_not_a_string,
+    "bad state": lambda base: {"stream_state": "AAAA"},
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_CHUNKS))
 def test_a_bad_chunk_of_a_kept_stream_fails_as_it_would_have(app, chat_base, monkeypatch, bad):
     ids = app.model.tokenizer.encode(OUTPUT)
-    state = answer(app, "/v1/chat/completions/derender", dict(chat_base, stream=True, stream_state=None, generate_chunk={
-        "request_id": "c", "choices": [{"index": 0, "token_ids": ids[:4]}]}))[2]
+    first = {"request_id": "c", "choices": [{"index": 0, "token_ids": ids[:4]}]}
+    state = answer(app, CHAT_PATH, dict(chat_base, stream=True, stream_state=None, generate_chunk=first))[2]
     body = dict(chat_base, stream=True, stream_state=state,
                 generate_chunk={"request_id": "c", "choices": [{"index": 0, "token_ids": ids[4:6]}]})
-    for key, value in bad.items():
-        if value == "__out_of_vocab__":
-            value = [*chat_base["prompt_token_ids"][:-1], 10 ** 9]
-        elif value == "__bad_message__":
-            value = dict(chat_base["chat_request"], messages=[{"role": "assistant", "tool_calls": [
-                {"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": {"city": 5}}}]}])
-        body[key] = value
-    kept = answer(app, "/v1/chat/completions/derender", body)[:2]
+    body.update(BAD_CHUNKS[bad](chat_base))
+    kept = answer(app, CHAT_PATH, body)[:2]
     assert kept[0] >= 400
-    assert kept == without_kept_fields(monkeypatch, lambda: answer(app, "/v1/chat/completions/derender", body)[:2])
-    assert answer(app, "/v1/chat/completions/derender", body)[:2] == kept  # a failed chunk keeps nothing new
+    assert kept == without_kept_fields(monkeypatch, lambda: answer(app, CHAT_PATH, body)[:2])
+    assert answer(app, CHAT_PATH, body)[:2] == kept  # a failed chunk keeps nothing new
 
 
 def test_fields_kept_for_one_server_are_not_taken_by_another(app, plain_app, chat_base, monkeypatch):
@@ -172,8 +176,7 @@ def test_a_completion_streams_request_is_kept_too(app, monkeypatch):
     base = {"model": SERVED, "completion_request": request}
     ids = tok.encode("The sea is wide and 深い 🌊, and it keeps moving.")
     hits = stream_requests.stream_requests._kept.hits
-    kept = stream(app, base, ids, [2, 5, 9], path="/v1/completions/derender")
+    kept = stream(app, base, ids, [2, 5, 9], path=COMPLETION_PATH)
     assert stream_requests.stream_requests._kept.hits > hits
-    assert kept == without_kept_fields(
-        monkeypatch, lambda: stream(app, base, ids, [2, 5, 9], path="/v1/completions/derender"))
+    assert kept == without_kept_fields(monkeypatch, lambda: stream(app, base, ids, [2, 5, 9], path=COMPLETION_PATH))
     assert all(status == 200 for status, _ in kept)

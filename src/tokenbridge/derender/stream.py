@@ -155,7 +155,8 @@ def tool_call_entries(tc: ToolCallDelta, split: bool) -> list[ToolCallChunk]:
 # ---------------------------------------------------------------------------------------- chat
 
 
-def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest, prompt_ids_checked: bool = False) -> dict:
+def chat_chunk(model: ModelContext, cfg: ServeConfig, req: DerenderChatRequest,
+               prompt_ids_checked: bool = False) -> dict:
     chunk = _require_chunk(req.generate_chunk, _CHAT_LOC)
     loaded = codec.load(model, cfg, req.stream_state, codec.CHAT, f"{_CHAT_LOC}.stream_state")
     chat_req = req.chat_request

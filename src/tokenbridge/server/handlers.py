@@ -237,7 +237,7 @@ def derender_json(r, key: str, typ, known: KnownChunk | None = None):
     """The body as ``r.json()`` gives it, with a long engine output at ``key`` already a ``typ``;
     without a streamed chunk's repeated fields when an earlier chunk's are ``known``."""
     if known is not None:
-        return lax.parse_json_typing(r.body, key, typ, known.fields, known.names if known.values else ())
+        return lax.parse_json_typing(r.body, key, typ, known.fields, known.names if known.values is not None else ())
     if len(r.body) < TYPED_DECODE_FROM_BYTES:
         return r.json()
     return lax.parse_json_typing(r.body, key, typ)
@@ -271,7 +271,8 @@ def chat_derender(r):
                                    lambda body: early.check_chat(body, lambda b: check_chat_fields(b, parts=False)),
                                    check_derender_chat_request)
     r.tokens = engine_tokens([req.generate_response] if req.generate_chunk is None else [req.generate_chunk])
-    answer = chat_derender_stage.handle(r.model, r.cfg, req, prompt_ids_checked=known is not None and known.values is not None)
+    kept = known is not None and known.values is not None
+    answer = chat_derender_stage.handle(r.model, r.cfg, req, prompt_ids_checked=kept)
     _keep(known, r, req)
     return answer
 
