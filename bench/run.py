@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import shutil
@@ -241,6 +242,20 @@ def run_wrk(
     return r
 
 
+def timed_run(server: Server, wl: Workload, tmp: Path, args: argparse.Namespace) -> dict:
+    """One wrk run of ``args.seconds``, run again for longer when it answered fewer than
+    ``args.min_requests``: a ratio to a slow peer (vLLM-Py's 2k-token derender answers ~5 a
+    second) is otherwise the count of a few dozen answers."""
+    r = run_wrk(server, wl, tmp, args.seconds, args.connections, args.wrk_cpus, args.pipeline)
+    if 0 < r["requests"] < args.min_requests:
+        seconds = min(MAX_RUN_S, math.ceil(args.seconds * 1.2 * args.min_requests / r["requests"]))
+        r = run_wrk(server, wl, tmp, seconds, args.connections, args.wrk_cpus, args.pipeline)
+    return r
+
+
+MAX_RUN_S = 60
+
+
 def raw_rate(wl: Workload, seconds: float = 1.0) -> float:
     """Calls per second of the raw tokenizer operation on the same payload, one thread."""
     timer = timeit.Timer(wl.raw_op)
@@ -314,7 +329,8 @@ def report(servers: list[Server], workloads: list[Workload], raw: dict[str, tupl
                  f"{fmt(s.results.get(wl.name, FAILED)['wrk_cores'], 2)})" for s in servers if wl.name in s.results]
         out.append(f"  {wl.name}: " + ", ".join(cells))
     out.append("")
-    out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload, best of {args.repeat}"
+    out.append(f"wrk -t1 -c{args.connections} -d{args.seconds}s per workload (longer for fewer than "
+               f"{args.min_requests} answers), best of {args.repeat}"
                + (f", {args.pipeline} requests pipelined per write" if args.pipeline > 1 else "")
                + (f", wrk on CPU {args.wrk_cpus}" if args.pin else ", unpinned")
                + "; '-' = route not served by that peer; raw = the fastest exact op on the same payload in one "
@@ -338,6 +354,8 @@ def main() -> int:
     ap.add_argument("--settle", type=float, default=3,
                     help="seconds to wait after ready (the fast tokenizer backend loads within 2 s of it)")
     ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--min-requests", type=int, default=100,
+                    help="a run that answered fewer is run again for longer (at most 60 s)")
     ap.add_argument("--connections", type=int, default=2)
     ap.add_argument("--pipeline", type=int, default=1,
                     help="requests per write on each connection (HTTP/1.1 pipelining): cuts wrk's CPU per "
@@ -382,8 +400,7 @@ def main() -> int:
                 if route_of(server, wl.path) is None:
                     continue
                 try:
-                    runs = [run_wrk(server, wl, tmp, args.seconds, args.connections, args.wrk_cpus, args.pipeline)
-                            for _ in range(args.repeat)]
+                    runs = [timed_run(server, wl, tmp, args) for _ in range(args.repeat)]
                 except BadStatus as e:
                     print(f"  {server.name:11s} {wl.name:38s} FAILED {e}", file=sys.stderr, flush=True)
                     continue

@@ -37,7 +37,7 @@ from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 from tokenbridge.render.responses import render_responses
-from tokenbridge.server.stream_requests import KnownChunk, stream_requests
+from tokenbridge.server.stream_requests import SPLIT_FROM_BYTES, KnownChunk, stream_requests
 
 
 def chat_render(r):
@@ -228,19 +228,14 @@ def derender_body(obj, oneshot_key: str):
     return {k: v for k, v in obj.items() if k not in drop}
 
 
-# Derender bodies from this size on decode their engine output straight into structs: below
-# it, the one decode of the whole body is cheaper than the split (~2 us for a 200-token output).
-TYPED_DECODE_FROM_BYTES = 16 * 1024
-
-
-def derender_json(r, key: str, typ, known: KnownChunk | None = None):
-    """The body as ``r.json()`` gives it, with a long engine output at ``key`` already a ``typ``;
-    without a streamed chunk's repeated fields when an earlier chunk's are ``known``."""
-    if known is not None:
-        return lax.parse_json_typing(r.body, key, typ, known.fields, known.names if known.values is not None else ())
-    if len(r.body) < TYPED_DECODE_FROM_BYTES:
+def derender_json(r, key: str, typ, fields: dict | None = None, known: KnownChunk | None = None):
+    """The body as ``r.json()`` gives it or, when it was split into its ``fields`` (a body of
+    ``SPLIT_FROM_BYTES`` or more), decoded from them: its engine output at ``key`` straight into
+    ``typ``, and without a streamed chunk's repeated fields when an earlier chunk's are ``known``."""
+    if fields is None:
         return r.json()
-    return lax.parse_json_typing(r.body, key, typ)
+    leave_out = known.names if known is not None and known.values is not None else ()
+    return lax.parse_json_typing(r.body, key, typ, fields, leave_out)
 
 
 def _derender_request(r, typ, key: str, output_typ, request_field: str, check_request, after=None):
@@ -248,8 +243,9 @@ def _derender_request(r, typ, key: str, output_typ, request_field: str, check_re
     on the dict, then ``after`` on the struct), or, for a streamed chunk whose repeated fields
     an earlier chunk had, with what those fields made then. Returns the struct and the chunk as
     ``stream_requests`` knows it (None: not a streamed chunk worth keeping)."""
-    known = stream_requests.look_up(r.body, request_field, r.model, r.cfg)
-    obj = derender_body(derender_json(r, key, output_typ, known), key)
+    fields = lax.object_fields(r.body) if len(r.body) >= SPLIT_FROM_BYTES else None
+    known = stream_requests.look_up(fields, request_field, r.model, r.cfg) if fields is not None else None
+    obj = derender_body(derender_json(r, key, output_typ, fields, known), key)
     if known is not None and known.values is not None:
         req = r.decode(typ, obj)
         for name, value in zip(known.names, known.values):

@@ -18,10 +18,11 @@ from typing import Any, NamedTuple
 import msgspec
 
 from tokenbridge.model.lru import BoundedLRU
-from tokenbridge.protocol import lax
 
-# Bodies below this size are decoded whole, as before: their fields cost little to check, and
-# splitting the body into fields first costs ~2 us.
+# Derender bodies from this size on are split into their fields once, and decoded from them: a
+# long engine output straight into structs, a streamed chunk's repeated fields not at all when
+# kept. Below it, one decode of the whole body is cheaper (the split costs ~2 us), and a small
+# request costs little to check.
 SPLIT_FROM_BYTES = 4 * 1024
 
 # The fields each derender body's stream repeats, by its route's request field.
@@ -29,10 +30,9 @@ REPEATED = {"chat_request": ("chat_request", "prompt_token_ids"), "completion_re
 
 
 class KnownChunk(NamedTuple):
-    """A streamed chunk's body split into its fields; the repeated fields' names and bytes
-    (``null`` for an absent one); and what those bytes made, when it is kept (else None)."""
+    """A streamed chunk's repeated fields: their names and bytes (``null`` for an absent one),
+    and what those bytes made, when it is kept (else None)."""
 
-    fields: dict[str, msgspec.Raw]
     names: tuple[str, ...]
     raw: tuple[bytes, ...]
     values: tuple[Any, ...] | None
@@ -54,14 +54,9 @@ class StreamRequests:
             self.MAX_BYTES, self.MAX_ENTRIES, name="stream_requests"
         )
 
-    def look_up(self, body: bytes, request_field: str, model: Any, cfg: Any) -> KnownChunk | None:
-        """``body`` split, when it is a streamed chunk (``"stream": true``) of at least
-        ``SPLIT_FROM_BYTES`` whose request is an object; else None."""
-        if len(body) < SPLIT_FROM_BYTES:
-            return None
-        fields = lax.object_fields(body)
-        if fields is None:
-            return None
+    def look_up(self, fields: dict[str, msgspec.Raw], request_field: str, model: Any, cfg: Any) -> KnownChunk | None:
+        """The repeated fields of a body (its ``lax.object_fields``) when it is a streamed chunk
+        (``"stream": true``) whose request is an object; else None."""
         stream, request = fields.get("stream"), fields.get(request_field)
         if stream is None or request is None or bytes(stream) != b"true" or not bytes(request).startswith(b"{"):
             return None
@@ -69,8 +64,8 @@ class StreamRequests:
         raw = tuple(bytes(fields[n]) if n in fields else b"null" for n in names)
         kept = self._kept.get((id(model), id(cfg), raw))
         if kept is None or kept[0] is not model or kept[1] is not cfg:
-            return KnownChunk(fields, names, raw, None)
-        return KnownChunk(fields, names, raw, kept[2])
+            return KnownChunk(names, raw, None)
+        return KnownChunk(names, raw, kept[2])
 
     def put(self, known: KnownChunk, model: Any, cfg: Any, values: tuple) -> None:
         """Keep ``values``: what ``known``'s repeated fields made once the chunk was answered."""
