@@ -47,3 +47,18 @@ def test_entries_are_written_as_vllm_writes_them():
     assert [[k for k, _ in t] for t in tops] == [["token", "logprob", "bytes"]] * 2
     assert "".join(dict(e)["token"] for e in entries) == "naïve 日本"
     assert bytes(b for e in entries for b in dict(e)["bytes"]) == "naïve 日本".encode()
+
+
+def test_an_answer_with_an_int_past_64_bits_writes_the_same_bytes():
+    """Such an answer is written by the stdlib (``server.app._encode``); the bytes, kept as JSON,
+    are written as the arrays they hold."""
+    from tokenbridge.server.app import _encode
+
+    tok = _qwen3()
+    lp = GenerateLogprobs(content=[TokenLogprob(token_id=t, logprob=-0.5) for t in tok.encode("naïve 日本 😀")])
+    out, _ = logprobs.chat_logprobs(tok, lp, None, [])
+    answer = {"logprobs": out, "kv_transfer_params": {"seed": 2**70}}
+    written = json.loads(_encode(answer))
+    assert written["kv_transfer_params"] == {"seed": 2**70}
+    assert written["logprobs"] == json.loads(msgspec.json.encode(out))
+    assert bytes(b for e in written["logprobs"]["content"] for b in e["bytes"]) == "naïve 日本 😀".encode()

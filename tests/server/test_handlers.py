@@ -53,8 +53,8 @@ def _answer(app, body: bytes) -> bytes:
 @pytest.mark.parametrize("lax_values", [False, True], ids=["well typed", "needs lax coercion"])
 def test_a_long_derender_body_is_answered_as_when_parsed_into_dicts_first(app, monkeypatch, lax_values):
     body = _body(app, lax_values)
-    assert len(body) >= handlers.SPLIT_FROM_BYTES
+    assert len(body) >= handlers.VIEW_FROM_BYTES
     typed = _answer(app, body)
-    monkeypatch.setattr(handlers, "SPLIT_FROM_BYTES", len(body) + 1)
+    monkeypatch.setattr(handlers, "VIEW_FROM_BYTES", len(body) + 1)
     assert typed == _answer(app, body)
     assert b'"top_logprobs":[{"token":' in typed

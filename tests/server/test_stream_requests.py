@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tokenbridge.cli import parse_serve_args
 from tokenbridge.protocol import lax
+from tokenbridge.protocol.engine import DerenderChatRequest, GenerateResponse
 from tokenbridge.protocol.errors import ApiError
 from tokenbridge.server import handlers, stream_requests
 from tokenbridge.server.app import Request, _encode
@@ -43,7 +44,7 @@ def plain_app():
 
 
 def conversation(turns: int) -> dict:
-    """A chat request past ``SPLIT_FROM_BYTES``: earlier calls and results, a reasoning field
+    """A chat request past ``VIEW_FROM_BYTES``: earlier calls and results, a reasoning field
     given under its old name (which the checks rename), and a value that needs lax coercion."""
     messages = [{"role": "system", "content": "You answer weather questions. " * 8}]
     for i in range(turns):
@@ -97,7 +98,7 @@ def stream(app, base: dict, ids: list[int], cuts: list[int], path=CHAT_PATH) -> 
 
 def without_kept_fields(monkeypatch, fn):
     with monkeypatch.context() as m:
-        m.setattr(handlers, "SPLIT_FROM_BYTES", 1 << 62)
+        m.setattr(handlers, "VIEW_FROM_BYTES", 1 << 62)
         return fn()
 
 
@@ -105,7 +106,7 @@ def without_kept_fields(monkeypatch, fn):
 def chat_base(app) -> dict:
     chat = conversation(12)
     base = {"model": SERVED, "chat_request": chat, "prompt_token_ids": prompt_ids(app, chat)}
-    assert len(json.dumps(base)) >= stream_requests.SPLIT_FROM_BYTES
+    assert len(json.dumps(base)) >= stream_requests.VIEW_FROM_BYTES
     return base
 
 
@@ -125,7 +126,9 @@ def test_answering_never_changes_what_is_kept(app, chat_base):
     stream(app, chat_base, ids, [3, 9, 40])
     raw = tuple(dump(chat_base[n]) for n in ("chat_request", "prompt_token_ids"))
     body = dump(dict(chat_base, stream=True))
-    known = stream_requests.stream_requests.look_up(lax.object_fields(body), "chat_request", app.model, app.cfg)
+    view = lax.decode_view(body, DerenderChatRequest, (("generate_response", GenerateResponse),),
+                           stream_requests.REPEATED["chat_request"])
+    known = stream_requests.stream_requests.look_up(view, "chat_request", app.model, app.cfg)
     assert known is not None and known.raw == raw and known.values is not None
     chat, prompt = known.values
     assert prompt == chat_base["prompt_token_ids"]

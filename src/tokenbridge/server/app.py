@@ -34,7 +34,15 @@ def _encode(obj: Any) -> bytes:
     try:
         return _fast_encode(obj)
     except OverflowError:
-        return json.dumps(msgspec.to_builtins(obj), ensure_ascii=False, separators=(",", ":")).encode()
+        builtins = msgspec.to_builtins(obj, enc_hook=_raw_json)
+        return json.dumps(builtins, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _raw_json(value: Any) -> Any:
+    """``to_builtins`` of JSON kept encoded (``msgspec.Raw``: logprob bytes): its value."""
+    if isinstance(value, msgspec.Raw):
+        return msgspec.json.decode(value)
+    raise NotImplementedError(f"cannot encode {type(value).__name__}")
 
 
 _JSON = [(b"content-type", b"application/json")]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import secrets
 import time
 
+import msgspec
+
 from tokenbridge.derender import chat as chat_derender_stage
 from tokenbridge.derender import completion as completion_derender_stage
 from tokenbridge.gateway import chat as chat_gateway
@@ -37,7 +39,7 @@ from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 from tokenbridge.render.responses import render_responses
-from tokenbridge.server.stream_requests import SPLIT_FROM_BYTES, KnownChunk, stream_requests
+from tokenbridge.server.stream_requests import REPEATED, VIEW_FROM_BYTES, KnownChunk, stream_requests
 
 
 def chat_render(r):
@@ -228,14 +230,30 @@ def derender_body(obj, oneshot_key: str):
     return {k: v for k, v in obj.items() if k not in drop}
 
 
-def derender_json(r, key: str, typ, fields: dict | None = None, known: KnownChunk | None = None):
-    """The body as ``r.json()`` gives it or, when it was split into its ``fields`` (a body of
-    ``SPLIT_FROM_BYTES`` or more), decoded from them: its engine output at ``key`` straight into
-    ``typ``, and without a streamed chunk's repeated fields when an earlier chunk's are ``known``."""
-    if fields is None:
-        return r.json()
-    leave_out = known.names if known is not None and known.values is not None else ()
-    return lax.parse_json_typing(r.body, key, typ, fields, leave_out)
+def derender_json(r, typ, key: str, output_typ, request_field: str):
+    """The body as ``r.json()`` gives it, and the streamed chunk it is as ``stream_requests``
+    knows it (None: not one worth keeping). A body of ``VIEW_FROM_BYTES`` or more is read in one
+    pass (``lax.decode_view``): its engine output at ``key`` straight into ``output_typ``, and a
+    streamed chunk's repeated fields left out when an earlier chunk's are kept."""
+    if len(r.body) < VIEW_FROM_BYTES:
+        return r.json(), None
+    names = REPEATED[request_field]
+    obj = lax.decode_view(r.body, typ, ((key, output_typ),), names)
+    if obj is None:
+        return r.json(), None
+    known = stream_requests.look_up(obj, request_field, r.model, r.cfg)
+    kept = known is not None and known.values is not None
+    for name in names:
+        if name not in obj:
+            continue
+        if kept:
+            del obj[name]
+            continue
+        try:
+            obj[name] = msgspec.json.decode(obj[name])
+        except (msgspec.DecodeError, RecursionError):
+            return r.json(), None
+    return obj, known
 
 
 def _derender_request(r, typ, key: str, output_typ, request_field: str, check_request, after=None):
@@ -243,9 +261,8 @@ def _derender_request(r, typ, key: str, output_typ, request_field: str, check_re
     on the dict, then ``after`` on the struct), or, for a streamed chunk whose repeated fields
     an earlier chunk had, with what those fields made then. Returns the struct and the chunk as
     ``stream_requests`` knows it (None: not a streamed chunk worth keeping)."""
-    fields = lax.object_fields(r.body) if len(r.body) >= SPLIT_FROM_BYTES else None
-    known = stream_requests.look_up(fields, request_field, r.model, r.cfg) if fields is not None else None
-    obj = derender_body(derender_json(r, key, output_typ, fields, known), key)
+    obj, known = derender_json(r, typ, key, output_typ, request_field)
+    obj = derender_body(obj, key)
     if known is not None and known.values is not None:
         req = r.decode(typ, obj)
         for name, value in zip(known.names, known.values):

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import msgspec
-
 from tokenbridge.model.lru import BoundedLRU
 
-# Derender bodies from this size on are split into their fields once, and decoded from them: a
-# long engine output straight into structs, a streamed chunk's repeated fields not at all when
-# kept. Below it, one decode of the whole body is cheaper (the split costs ~2 us), and a small
-# request costs little to check.
-SPLIT_FROM_BYTES = 4 * 1024
+# Derender bodies from this size on are read as ``lax.decode_view`` reads them: a long engine
+# output straight into structs, a streamed chunk's repeated fields not at all when kept. Below
+# it, one plain decode of the whole body is cheaper (by ~2 us), and a small request costs little
+# to check.
+VIEW_FROM_BYTES = 4 * 1024
 
 # The fields each derender body's stream repeats, by its route's request field.
 REPEATED = {"chat_request": ("chat_request", "prompt_token_ids"), "completion_request": ("completion_request",)}
@@ -54,14 +52,14 @@ class StreamRequests:
             self.MAX_BYTES, self.MAX_ENTRIES, name="stream_requests"
         )
 
-    def look_up(self, fields: dict[str, msgspec.Raw], request_field: str, model: Any, cfg: Any) -> KnownChunk | None:
-        """The repeated fields of a body (its ``lax.object_fields``) when it is a streamed chunk
-        (``"stream": true``) whose request is an object; else None."""
-        stream, request = fields.get("stream"), fields.get(request_field)
-        if stream is None or request is None or bytes(stream) != b"true" or not bytes(request).startswith(b"{"):
+    def look_up(self, obj: dict[str, Any], request_field: str, model: Any, cfg: Any) -> KnownChunk | None:
+        """The repeated fields of a body (``lax.decode_view`` leaves them ``msgspec.Raw``) when
+        it is a streamed chunk (``"stream": true``) whose request is an object; else None."""
+        request = obj.get(request_field)
+        if obj.get("stream") is not True or request is None or not bytes(request).startswith(b"{"):
             return None
         names = REPEATED[request_field]
-        raw = tuple(bytes(fields[n]) if n in fields else b"null" for n in names)
+        raw = tuple(bytes(obj[n]) if n in obj else b"null" for n in names)
         kept = self._kept.get((id(model), id(cfg), raw))
         if kept is None or kept[0] is not model or kept[1] is not cfg:
             return KnownChunk(names, raw, None)
