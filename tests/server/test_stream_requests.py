@@ -106,7 +106,7 @@ def without_kept_fields(monkeypatch, fn):
 def chat_base(app) -> dict:
     chat = conversation(12)
     base = {"model": SERVED, "chat_request": chat, "prompt_token_ids": prompt_ids(app, chat)}
-    assert len(json.dumps(base)) >= stream_requests.VIEW_FROM_BYTES
+    assert len(json.dumps(base)) >= handlers.VIEW_FROM_BYTES
     return base
 
 
@@ -129,7 +129,7 @@ def test_answering_never_changes_what_is_kept(app, chat_base):
     view = lax.decode_view(body, DerenderChatRequest, (("generate_response", GenerateResponse),),
                            stream_requests.REPEATED["chat_request"])
     known = stream_requests.stream_requests.look_up(view, "chat_request", app.model, app.cfg)
-    assert known is not None and known.raw == raw and known.values is not None
+    assert known is not None and known.raw == raw and known.kept
     chat, prompt = known.values
     assert prompt == chat_base["prompt_token_ids"]
     again = json.loads(msgspec.json.encode(chat))

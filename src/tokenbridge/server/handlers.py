@@ -39,7 +39,7 @@ from tokenbridge.render.completion import render_completion
 from tokenbridge.render.conversation import check_tool_call_arguments
 from tokenbridge.render.harmony import is_harmony_model, render_harmony_ids
 from tokenbridge.render.responses import render_responses
-from tokenbridge.server.stream_requests import REPEATED, VIEW_FROM_BYTES, KnownChunk, stream_requests
+from tokenbridge.server.stream_requests import REPEATED, KnownChunk, stream_requests
 
 
 def chat_render(r):
@@ -230,6 +230,13 @@ def derender_body(obj, oneshot_key: str):
     return {k: v for k, v in obj.items() if k not in drop}
 
 
+# Derender bodies from this size on are read as ``lax.decode_view`` reads them: a long engine
+# output straight into structs, a streamed chunk's repeated fields not at all when kept. Below
+# it, one plain decode of the whole body is cheaper (by ~2 us), and a small request costs little
+# to check.
+VIEW_FROM_BYTES = 4 * 1024
+
+
 def derender_json(r, typ, key: str, output_typ, request_field: str):
     """The body as ``r.json()`` gives it, and the streamed chunk it is as ``stream_requests``
     knows it (None: not one worth keeping). A body of ``VIEW_FROM_BYTES`` or more is read in one
@@ -242,7 +249,7 @@ def derender_json(r, typ, key: str, output_typ, request_field: str):
     if obj is None:
         return r.json(), None
     known = stream_requests.look_up(obj, request_field, r.model, r.cfg)
-    kept = known is not None and known.values is not None
+    kept = known is not None and known.kept
     for name in names:
         if name not in obj:
             continue
@@ -263,7 +270,7 @@ def _derender_request(r, typ, key: str, output_typ, request_field: str, check_re
     ``stream_requests`` knows it (None: not a streamed chunk worth keeping)."""
     obj, known = derender_json(r, typ, key, output_typ, request_field)
     obj = derender_body(obj, key)
-    if known is not None and known.values is not None:
+    if known is not None and known.kept:
         req = r.decode(typ, obj)
         for name, value in zip(known.names, known.values):
             setattr(req, name, value)
@@ -275,7 +282,7 @@ def _derender_request(r, typ, key: str, output_typ, request_field: str, check_re
 
 def _keep(known: KnownChunk | None, r, req) -> None:
     """After a streamed chunk is answered: keep what its repeated fields made, if not kept."""
-    if known is not None and known.values is None:
+    if known is not None and not known.kept:
         stream_requests.put(known, r.model, r.cfg, tuple(getattr(req, name) for name in known.names))
 
 
@@ -284,8 +291,7 @@ def chat_derender(r):
                                    lambda body: early.check_chat(body, lambda b: check_chat_fields(b, parts=False)),
                                    check_derender_chat_request)
     r.tokens = engine_tokens([req.generate_response] if req.generate_chunk is None else [req.generate_chunk])
-    kept = known is not None and known.values is not None
-    answer = chat_derender_stage.handle(r.model, r.cfg, req, prompt_ids_checked=kept)
+    answer = chat_derender_stage.handle(r.model, r.cfg, req, prompt_ids_checked=known is not None and known.kept)
     _keep(known, r, req)
     return answer
 
