@@ -184,3 +184,26 @@ def test_a_completion_streams_request_is_kept_too(app, monkeypatch):
     assert stream_requests.stream_requests._kept.hits > hits
     assert kept == without_kept_fields(monkeypatch, lambda: stream(app, base, ids, [2, 5, 9], path=COMPLETION_PATH))
     assert all(status == 200 for status, _ in kept)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=8,
+)
+_FIELDS = ["model", "stream", "stream_state", "prompt_token_ids", "prompt_tokens", "chat_request", "generate_chunk",
+           "generate_response", "extra"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(changes=st.dictionaries(st.sampled_from(_FIELDS), _JSON_VALUES, min_size=1, max_size=3))
+def test_any_field_of_a_kept_streams_chunk_changed_answers_as_without_keeping(app, chat_base, monkeypatch, changes):
+    ids = app.model.tokenizer.encode(OUTPUT)
+    first = {"request_id": "c", "choices": [{"index": 0, "token_ids": ids[:4]}]}
+    state = answer(app, CHAT_PATH, dict(chat_base, stream=True, stream_state=None, generate_chunk=first))[2]
+    body = dict(chat_base, stream=True, stream_state=state,
+                generate_chunk={"request_id": "c", "choices": [{"index": 0, "token_ids": ids[4:6]}]})
+    body.update(changes)
+    kept = answer(app, CHAT_PATH, body)[:2]
+    assert kept[0] < 500, kept
+    assert kept == without_kept_fields(monkeypatch, lambda: answer(app, CHAT_PATH, body)[:2])
