@@ -44,8 +44,8 @@ def plain_app():
 
 
 def conversation(turns: int) -> dict:
-    """A chat request past ``VIEW_FROM_BYTES``: earlier calls and results, a reasoning field
-    given under its old name (which the checks rename), and a value that needs lax coercion."""
+    """A chat request with ``turns`` earlier calls and their results, a reasoning field given
+    under its old name (which the checks rename), and a value that needs lax coercion."""
     messages = [{"role": "system", "content": "You answer weather questions. " * 8}]
     for i in range(turns):
         messages += [
@@ -97,27 +97,41 @@ def stream(app, base: dict, ids: list[int], cuts: list[int], path=CHAT_PATH) -> 
 
 
 def without_kept_fields(monkeypatch, fn):
+    """``fn()`` with every derender body decoded whole, as before anything was kept."""
     with monkeypatch.context() as m:
-        m.setattr(handlers, "VIEW_FROM_BYTES", 1 << 62)
+        m.setattr(handlers, "derender_view", lambda r, *args: None)
         return fn()
+
+
+def stream_base(app, turns: int) -> dict:
+    chat = conversation(turns)
+    return {"model": SERVED, "chat_request": chat, "prompt_token_ids": prompt_ids(app, chat)}
 
 
 @pytest.fixture(scope="module")
 def chat_base(app) -> dict:
-    chat = conversation(12)
-    base = {"model": SERVED, "chat_request": chat, "prompt_token_ids": prompt_ids(app, chat)}
+    base = stream_base(app, 12)
     assert len(json.dumps(base)) >= handlers.VIEW_FROM_BYTES
     return base
 
 
+@pytest.fixture(scope="module")
+def short_base(app) -> dict:
+    base = stream_base(app, 0)
+    assert len(json.dumps(base)) < handlers.VIEW_FROM_BYTES  # kept too: its chunks name ``stream``
+    return base
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cuts=st.lists(st.integers(0, 80), max_size=12))
-def test_a_streams_chunks_answer_as_when_each_decodes_its_request_again(app, chat_base, monkeypatch, cuts):
+@given(cuts=st.lists(st.integers(0, 80), max_size=12), short=st.booleans())
+def test_a_streams_chunks_answer_as_when_each_decodes_its_request_again(app, chat_base, short_base, monkeypatch,
+                                                                         cuts, short):
+    base = short_base if short else chat_base
     ids = app.model.tokenizer.encode(OUTPUT) + [app.model.tokenizer.eos_token_id]
     hits = stream_requests.stream_requests._kept.hits
-    kept = stream(app, chat_base, ids, cuts)
+    kept = stream(app, base, ids, cuts)
     assert len(kept) == 1 or stream_requests.stream_requests._kept.hits > hits  # later chunks took them
-    assert kept == without_kept_fields(monkeypatch, lambda: stream(app, chat_base, ids, cuts))
+    assert kept == without_kept_fields(monkeypatch, lambda: stream(app, base, ids, cuts))
     assert all(status == 200 for status, _ in kept)
 
 
@@ -196,12 +210,14 @@ _FIELDS = ["model", "stream", "stream_state", "prompt_token_ids", "prompt_tokens
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(changes=st.dictionaries(st.sampled_from(_FIELDS), _JSON_VALUES, min_size=1, max_size=3))
-def test_any_field_of_a_kept_streams_chunk_changed_answers_as_without_keeping(app, chat_base, monkeypatch, changes):
+@given(changes=st.dictionaries(st.sampled_from(_FIELDS), _JSON_VALUES, min_size=1, max_size=3), short=st.booleans())
+def test_any_field_of_a_kept_streams_chunk_changed_answers_as_without_keeping(app, chat_base, short_base, monkeypatch,
+                                                                               changes, short):
+    base = short_base if short else chat_base
     ids = app.model.tokenizer.encode(OUTPUT)
     first = {"request_id": "c", "choices": [{"index": 0, "token_ids": ids[:4]}]}
-    state = answer(app, CHAT_PATH, dict(chat_base, stream=True, stream_state=None, generate_chunk=first))[2]
-    body = dict(chat_base, stream=True, stream_state=state,
+    state = answer(app, CHAT_PATH, dict(base, stream=True, stream_state=None, generate_chunk=first))[2]
+    body = dict(base, stream=True, stream_state=state,
                 generate_chunk={"request_id": "c", "choices": [{"index": 0, "token_ids": ids[4:6]}]})
     body.update(changes)
     kept = answer(app, CHAT_PATH, body)[:2]
