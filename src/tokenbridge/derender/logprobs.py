@@ -103,7 +103,9 @@ def chat_logprobs(
         piece = get(token_id) or fill(token_id)
         if piece is _NEEDS_CONTEXT:
             piece = _in_context(tok, token_id, ctx)
-        tops = entry.top_logprobs if top_limit is None else entry.top_logprobs[:top_limit]
+        tops = entry.top_logprobs
+        if top_limit is not None and len(tops) > top_limit:
+            tops = tops[:top_limit]
         alternatives = []
         for t in tops:
             top = get(t.token_id) or fill(t.token_id)
