@@ -242,6 +242,9 @@ def run_wrk(
     return r
 
 
+MAX_RUN_S = 60
+
+
 def timed_run(server: Server, wl: Workload, tmp: Path, args: argparse.Namespace) -> dict:
     """One wrk run of ``args.seconds``, run again for longer when it answered fewer than
     ``args.min_requests``: a ratio to a slow peer (vLLM-Py's 2k-token derender answers ~5 a
@@ -251,9 +254,6 @@ def timed_run(server: Server, wl: Workload, tmp: Path, args: argparse.Namespace)
         seconds = min(MAX_RUN_S, math.ceil(args.seconds * 1.2 * args.min_requests / r["requests"]))
         r = run_wrk(server, wl, tmp, seconds, args.connections, args.wrk_cpus, args.pipeline)
     return r
-
-
-MAX_RUN_S = 60
 
 
 def raw_rate(wl: Workload, seconds: float = 1.0) -> float:
