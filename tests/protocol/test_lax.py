@@ -81,7 +81,7 @@ def test_bodies_only_json_loads_reads_or_odd_ones_parse_as_before(body):
 def test_a_well_typed_engine_output_arrives_as_a_struct_and_the_rest_as_json_gives_it():
     body = (b'{"generate_response": {"request_id": "r", "choices": [{"index": 0, "token_ids": [5, 6]}]}, "x": [1], '
             b'"chat_request": {"messages": []}, "prompt_token_ids": [1, 2], "stream": false}')
-    obj = lax.decode_view(body, DerenderChatRequest, (("generate_response", GenerateResponse),), ("chat_request",))
+    obj = lax.decode_view(body, DerenderChatRequest, "generate_response", GenerateResponse, ("chat_request",))
     assert isinstance(obj["generate_response"], GenerateResponse)
     assert bytes(obj["chat_request"]) == b'{"messages": []}'  # left undecoded, as asked
     assert obj["prompt_token_ids"] == [1, 2] and obj["stream"] is False
@@ -90,11 +90,11 @@ def test_a_well_typed_engine_output_arrives_as_a_struct_and_the_rest_as_json_giv
 
 def test_a_null_engine_output_is_read_in_the_one_pass_too():
     body = b'{"generate_response": null, "model": "m"}'
-    assert lax.decode_view(body, DerenderChatRequest, (("generate_response", GenerateResponse),)) == {
+    assert lax.decode_view(body, DerenderChatRequest, "generate_response", GenerateResponse) == {
         "generate_response": None, "model": "m"}
 
 
 def _view_or_whole(body: bytes):
     """What derender reads: the one-pass view, or the whole body parsed when the view fails."""
-    obj = lax.decode_view(body, DerenderChatRequest, (("generate_response", GenerateResponse),))
+    obj = lax.decode_view(body, DerenderChatRequest, "generate_response", GenerateResponse)
     return lax.parse_json(body) if obj is None else obj

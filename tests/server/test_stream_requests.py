@@ -140,7 +140,7 @@ def test_answering_never_changes_what_is_kept(app, chat_base):
     stream(app, chat_base, ids, [3, 9, 40])
     raw = tuple(dump(chat_base[n]) for n in ("chat_request", "prompt_token_ids"))
     body = dump(dict(chat_base, stream=True))
-    view = lax.decode_view(body, DerenderChatRequest, (("generate_response", GenerateResponse),),
+    view = lax.decode_view(body, DerenderChatRequest, "generate_response", GenerateResponse,
                            stream_requests.REPEATED["chat_request"])
     known = stream_requests.stream_requests.look_up(view, "chat_request", app.model, app.cfg)
     assert known is not None and known.raw == raw and known.kept

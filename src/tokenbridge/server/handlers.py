@@ -246,7 +246,7 @@ def derender_view(r, typ, key: str, output_typ, request_field: str):
     if len(r.body) < VIEW_FROM_BYTES and b'"stream"' not in r.body:
         return None
     names = REPEATED[request_field]
-    obj = lax.decode_view(r.body, typ, ((key, output_typ),), names)
+    obj = lax.decode_view(r.body, typ, key, output_typ, names)
     if obj is None:
         return None
     known = stream_requests.look_up(obj, request_field, r.model, r.cfg)
