@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
 
 import msgspec
@@ -22,8 +21,9 @@ from tokenbridge.protocol import lax
 from tokenbridge.protocol.engine import GenerateRequest
 from tokenbridge.protocol.errors import ApiError, not_found_model
 from tokenbridge.protocol.ids import random_hex
-from tokenbridge.server import handlers
+from tokenbridge.server import handlers, memory
 from tokenbridge.server.answer_memo import AnswerMemo
+from tokenbridge.server.heavy import HeavyThread
 from tokenbridge.server.metrics import Metrics
 
 _fast_encode = msgspec.json.Encoder().encode
@@ -137,6 +137,15 @@ _DOC_ROUTES = {"/openapi.json", "/docs"}
 _ALL_METHODS = b"DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
 
 
+def _release_soon(loop: asyncio.AbstractEventLoop) -> None:
+    """Give the heap back shortly after a heavy thread ends: what it cached is freed as it exits,
+    just after this runs on it."""
+    try:
+        loop.call_soon_threadsafe(loop.call_later, memory.RELEASE_INTERVAL_S, memory.release)
+    except RuntimeError:  # the loop is closed: the process is ending
+        pass
+
+
 class App:
     """The ASGI application; everything it needs is built before the first request."""
 
@@ -145,7 +154,7 @@ class App:
         self.cfg = cfg
         self.metrics = Metrics()
         self.started = time.time()
-        self._pool: ThreadPoolExecutor | None = None
+        self._heavy: HeavyThread | None = None
         self.engine: EngineClient | None = None
         self.post_routes = POST_ROUTES
         if cfg.engine_url:
@@ -165,9 +174,10 @@ class App:
         return OFFLOAD_BODY_BYTES_FAST_ENCODER if fast else OFFLOAD_BODY_BYTES
 
     def _run_heavy(self, handler: Handler, request: "Request"):
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenbridge-heavy")
-        return asyncio.get_running_loop().run_in_executor(self._pool, handler, request)
+        loop = asyncio.get_running_loop()
+        if self._heavy is None:
+            self._heavy = HeavyThread(on_end=lambda: _release_soon(loop))
+        return loop.run_in_executor(self._heavy, handler, request)
 
     async def __call__(self, scope, receive, send) -> None:
         """The ASGI entry (``TOKENBRIDGE_HTTP=uvicorn``): read the body, then ``answer``."""
