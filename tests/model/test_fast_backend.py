@@ -156,3 +156,17 @@ def test_released_tokenizers_code_pages_come_back_when_its_code_runs():
     assert _rss_file_kb() < before - 1024
     assert ref.encode(text).ids == ids  # read back from the file as it runs
     assert fast_backend.release_code_pages("no_such_package") == 0
+
+
+def test_released_shared_library_pages_come_back_when_their_code_runs():
+    import hashlib
+    import hmac
+    import ssl  # noqa: F401  (maps OpenSSL whole, as the server's asyncio does)
+
+    digest = hmac.new(b"key", b"stream state", hashlib.sha256).hexdigest()
+    before = _rss_file_kb()
+    released = fast_backend.release_code_pages("no_such_package", fast_backend.TLS_LIBRARIES)
+    assert released > 1024  # KB of OpenSSL's code that start-up touched
+    assert _rss_file_kb() < before - 1024
+    assert hmac.new(b"key", b"stream state", hashlib.sha256).hexdigest() == digest
+    assert fast_backend.release_code_pages("no_such_package", ("libno_such_library.so",)) == 0

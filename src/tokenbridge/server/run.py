@@ -156,7 +156,7 @@ def serve(args, loader: ModelLoader | None = None, access=None) -> int:
         # With workers, the backend is chosen before forking, so they share one copy of it
         # (copy-on-write), at ~1 s of start-up; one process switches in the background.
         serving = threading.Event()
-        backend = switch_backend(app, background=workers == 1, serving=serving)
+        backend = switch_backend(app, background=workers == 1, serving=serving, tls=tls is not None)
         log.info("%s", startup_line(app, args, workers, tls is not None, backend))
         grace = DEFAULT_GRACE_S if args.shutdown_timeout is None else float(args.shutdown_timeout)
         if workers == 1:
@@ -178,7 +178,7 @@ def serve(args, loader: ModelLoader | None = None, access=None) -> int:
             metrics.remove_shared(shared)
 
 
-def switch_backend(app: App, background: bool, serving: threading.Event | None = None) -> str:
+def switch_backend(app: App, background: bool, serving: threading.Event | None = None, tls: bool = False) -> str:
     """Switch the tokenizer to the fastest exact backend (``model/fast_backend.py``); returns
     the backend serving (for the start-up line).
 
@@ -186,6 +186,8 @@ def switch_backend(app: App, background: bool, serving: threading.Event | None =
     has loaded and passed its checks (~1 s later), and stays if they fail; a log line says
     which backend then serves. The load waits for ``serving`` (the server answering, at most
     a second): on a one-core worker it would otherwise share the core with the start-up.
+    Once fastokens serves, the pages of code it left unused are dropped (OpenSSL's are kept
+    when ``tls`` serves).
     """
     tok = app.model.tokenizer
     if getattr(tok, "use_backend", None) is None:
@@ -204,7 +206,8 @@ def switch_backend(app: App, background: bool, serving: threading.Event | None =
         checks.join()
         fast_backend.release_freed_memory()
         if chosen and chosen[0].startswith("fastokens"):
-            fast_backend.release_code_pages("tokenizers")
+            unused = fast_backend.STARTUP_ONLY_LIBRARIES + (() if tls else fast_backend.TLS_LIBRARIES)
+            fast_backend.release_code_pages("tokenizers", unused)
         memory.serving_thresholds()
         if background:
             log.info("tokenizer backend: %s", chosen[0] if chosen else "tokenizers")
