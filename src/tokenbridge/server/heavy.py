@@ -1,12 +1,12 @@
 """The thread that answers large requests, ended once idle so what it cached is freed.
 
-A body of ``App.offload_bytes`` or more is answered off the event loop, one at a time. fastokens
-keeps encode tables and pretoken caches per thread that encodes (a 16 MB table at once, and
-caches that grow with the distinct words seen, to ~80 MB), freed only when that thread ends.
-A thread kept for the process's life held them after one large request: +20 MB of RSS for good
-after a single 300 KB ``/tokenize``. So the thread ends once it has waited ``IDLE_S`` with
-nothing to do, and the next large request starts a new one: that costs the first encode ~5 ms
-for a 300 KB text (the tables built again), at most ~1% of the time between two such requests.
+A body of 256 KB or more (``app.OFFLOAD_BODY_BYTES_FAST_ENCODER``) is answered off the event
+loop, one at a time. fastokens keeps a pretoken cache per thread that encodes (16 MB at once,
+growing with the distinct words seen to ~80 MB), freed only when that thread ends. A thread
+kept for the process's life held it after one large request: +20 MB of RSS for good after a
+single 300 KB ``/tokenize``. So the thread ends once it has waited ``IDLE_S`` with nothing to
+do, and the next large request starts a new one: that costs its first encode ~5 ms for a 300 KB
+text (the cache built again), at most ~1% of the time between two such requests.
 """
 
 from __future__ import annotations
