@@ -1,14 +1,19 @@
 """Memory a client can make the server hold: RSS before and after hostile requests.
 
     python bench/memory_bounds.py --port P --pid PID [--oov-ids 2400000] [--tokenize-mib 8]
+        [--phases oov,tokenize,words] [--words 3000000]
 
-``PID`` is the serving process (with ``--workers 1``, the server itself). Two measurements:
+``PID`` is the serving process (with ``--workers 1``, the server itself). The measurements
+(``--phases``, default ``oov,tokenize``):
 
 - ``oov``: ``--oov-ids`` distinct token ids past the tokenizer's vocabulary, 8,000 per request,
   spread over ``/detokenize``, chat and completion derender (one-shot and streamed) and
   logprobs. RSS is read before and after.
 - ``tokenize``: one ``/tokenize`` of ``--tokenize-mib`` MiB of new text (random words), then
   RSS after the answer, and 2 s later.
+- ``words``: ``--words`` random words, ~30 KB of them per chat render (every render server has
+  the route: run it against vllm-rs too), RSS read as they go. An encoder's per-word caches
+  grow with the distinct words it has seen; this shows whether and where they stop.
 
 Loopback only; a bounded number of requests.
 """
@@ -99,12 +104,46 @@ def measure_tokenize(port: int, pid: int, mib: int) -> dict:
             "rss_after_2s_mb": round(settled, 1), "above_start_mb": round(settled - before, 1)}
 
 
+def measure_words(port: int, pid: int, total: int, model: str) -> dict:
+    rng = random.Random(17)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    warm = {"model": model, "messages": [{"role": "user", "content": "warm up"}]}
+    post(conn, "/v1/chat/completions/render", warm)
+    before = rss_mb(pid)
+    readings, statuses, sent = {}, {}, 0
+    marks = [m for m in (total // 6, total // 3, total * 2 // 3, total) if m]
+    for mark in marks:
+        while sent < mark:
+            # Mostly short words (the encoder's inline cache), one in ten longer than 15 bytes.
+            words = ["".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(3000)]
+            words += ["".join(rng.choice(letters) for _ in range(20)) for _ in range(300)]
+            body = {"model": model, "messages": [{"role": "user", "content": " ".join(words)}]}
+            s = post(conn, "/v1/chat/completions/render", body)
+            statuses[s] = statuses.get(s, 0) + 1
+            sent += len(words)
+        time.sleep(0.5)
+        readings[sent] = round(rss_mb(pid), 1)
+    return {"rss_before_mb": round(before, 1), "rss_mb_after_words": readings,
+            "growth_mb": round(rss_mb(pid) - before, 1), "statuses": statuses}
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--phases", default="oov,tokenize", help="comma list of oov, tokenize, words")
     ap.add_argument("--oov-ids", type=int, default=2_400_000)
     ap.add_argument("--tokenize-mib", type=int, default=8)
+    ap.add_argument("--words", type=int, default=3_000_000)
+    ap.add_argument("--model", default=M, help="the served model name")
     a = ap.parse_args()
-    out = {"oov": measure_oov(a.port, a.pid, a.oov_ids), "tokenize": measure_tokenize(a.port, a.pid, a.tokenize_mib)}
+    phases = a.phases.split(",")
+    out = {}
+    if "oov" in phases:
+        out["oov"] = measure_oov(a.port, a.pid, a.oov_ids)
+    if "tokenize" in phases:
+        out["tokenize"] = measure_tokenize(a.port, a.pid, a.tokenize_mib)
+    if "words" in phases:
+        out["words"] = measure_words(a.port, a.pid, a.words, a.model)
     print(json.dumps(out, indent=1))
