@@ -126,7 +126,7 @@ def release_freed_memory() -> None:
 _MADV_DONTNEED = 4
 # Shared libraries serving with fastokens runs little or none of: the C++ runtime (only
 # ``tokenizers`` links it), and OpenSSL unless TLS serves.
-STARTUP_ONLY_LIBRARIES = ("libstdc++.so",)
+TOKENIZERS_ONLY_LIBRARIES = ("libstdc++.so",)
 TLS_LIBRARIES = ("libcrypto.so", "libssl.so")
 
 

@@ -137,15 +137,6 @@ _DOC_ROUTES = {"/openapi.json", "/docs"}
 _ALL_METHODS = b"DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
 
 
-def _release_soon(loop: asyncio.AbstractEventLoop) -> None:
-    """Give the heap back shortly after a heavy thread ends: what it cached is freed as it exits,
-    just after this runs on it."""
-    try:
-        loop.call_soon_threadsafe(loop.call_later, memory.RELEASE_INTERVAL_S, memory.release)
-    except RuntimeError:  # the loop is closed: the process is ending
-        pass
-
-
 class App:
     """The ASGI application; everything it needs is built before the first request."""
 
@@ -155,6 +146,7 @@ class App:
         self.metrics = Metrics()
         self.started = time.time()
         self._heavy: HeavyThread | None = None
+        self.heap = memory.HeapRelease()  # after large requests, and after the heavy thread ends
         self.engine: EngineClient | None = None
         self.post_routes = POST_ROUTES
         if cfg.engine_url:
@@ -176,8 +168,16 @@ class App:
     def _run_heavy(self, handler: Handler, request: "Request"):
         loop = asyncio.get_running_loop()
         if self._heavy is None:
-            self._heavy = HeavyThread(on_end=lambda: _release_soon(loop))
+            self._heavy = HeavyThread(on_end=lambda: self._release_after_heavy(loop))
         return loop.run_in_executor(self._heavy, handler, request)
+
+    def _release_after_heavy(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Runs on the heavy thread as it ends: what it cached is freed just after, so the heap
+        is given back a release interval later."""
+        try:
+            loop.call_soon_threadsafe(self.heap.after_large_request, loop)
+        except RuntimeError:  # the loop is closed: the process is ending
+            pass
 
     async def __call__(self, scope, receive, send) -> None:
         """The ASGI entry (``TOKENBRIDGE_HTTP=uvicorn``): read the body, then ``answer``."""

@@ -422,7 +422,7 @@ class HttpProtocol(asyncio.Protocol):
         self.transport.write(b"".join(out))
         self.app.observe(req.method, req.path, status, time.perf_counter() - t0, req.size, len(payload))
         if req.size + len(payload) >= memory.TRIM_AFTER_BYTES:
-            self.server.heap.after_large_request(self.server.loop)
+            self.app.heap.after_large_request(self.server.loop)
         if not keep:
             self.queue.clear()
             self.close()
@@ -507,7 +507,6 @@ class Server:
         self.connections: dict[HttpProtocol, None] = {}
         self.paths: dict[bytes, str] = {}  # request targets seen -> their unquoted path
         self.stopping = False
-        self.heap = memory.HeapRelease()
 
     def admit(self, conn: HttpProtocol) -> bool:
         """Count a new connection; at the cap, close the oldest idle one (else the oldest that

@@ -206,7 +206,7 @@ def switch_backend(app: App, background: bool, serving: threading.Event | None =
         checks.join()
         fast_backend.release_freed_memory()
         if chosen and chosen[0].startswith("fastokens"):
-            unused = fast_backend.STARTUP_ONLY_LIBRARIES + (() if tls else fast_backend.TLS_LIBRARIES)
+            unused = fast_backend.TOKENIZERS_ONLY_LIBRARIES + (() if tls else fast_backend.TLS_LIBRARIES)
             fast_backend.release_code_pages("tokenizers", unused)
         memory.serving_thresholds()
         if background:
